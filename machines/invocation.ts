@@ -1,0 +1,241 @@
+/**
+ * The lifecycle of one invocation.
+ *
+ * Pure: no I/O, no clock, no imports from src/. Every event carries `now`; every effect is an
+ * action *as data* (`startAttempt`, `armTimer`, `respond`, ...) that the runtime performs only
+ * after it has committed the snapshot this transition produced (design.md, "The invariant").
+ * The machine never owns time: a delay is an `armTimer` effect, and the store delivers the
+ * matching event (`timerDue`) when it is due, also after a restart.
+ *
+ * State names follow Restate's `sys_invocation.status` values (reference-behavior.md §3.6):
+ * scheduled, running, suspended, backingOff (`backing-off`), paused, completed.
+ */
+import { assign, setup } from 'xstate';
+
+export interface RetryPolicy {
+  initialInterval: number;
+  exponentiationFactor: number;
+  maxAttempts: number | null;
+  maxInterval: number;
+  onMaxAttempts: 'Pause' | 'Kill';
+}
+
+export interface Failure {
+  code: number;
+  message: string;
+  metadata?: Array<{ key: string; value: string }>;
+  stacktrace?: string;
+}
+
+/** The outcome of a completed invocation; `value` is base64 so the snapshot stays JSON. */
+export type Completion = { ok: string } | { failure: Failure };
+
+export interface Target {
+  service: string;
+  handler: string;
+  /** Object key or workflow id; absent for plain services. */
+  key?: string;
+  serviceTy: 'Service' | 'VirtualObject' | 'Workflow';
+}
+
+export interface AttemptFailure extends Failure {
+  relatedCommandIndex?: number;
+  relatedCommandName?: string;
+  relatedCommandType?: number;
+  /** The SDK's `next_retry_delay`: overrides the policy for the next retry only. */
+  nextRetryDelay?: number;
+  /** v7 `ErrorMessage.behavior`. */
+  behavior?: 'retry' | 'pause' | 'fail';
+  /** Restate's doc code for the failure kind, e.g. RT0007. */
+  errorCode?: string;
+}
+
+/** What a suspended invocation waits for: v6 flat sets, or a v7 future tree (opaque here). */
+export interface Awaiting {
+  completions: number[];
+  signals: number[];
+  namedSignals: string[];
+  future?: unknown;
+}
+
+export interface InvocationInput {
+  id: string;
+  target: Target;
+  invokedBy: 'ingress' | 'service';
+  /** Where the result goes when another invocation called this one. */
+  caller?: { invocationId: string; completionId: number };
+  idempotencyKey?: string;
+  retryPolicy: RetryPolicy;
+  /** Epoch ms at which to start; absent or past means now. */
+  executeAt?: number;
+  now: number;
+}
+
+export interface InvocationContext extends Omit<InvocationInput, 'executeAt' | 'now'> {
+  createdAt: number;
+  modifiedAt: number;
+  scheduledStartAt?: number;
+  runningAt?: number;
+  completedAt?: number;
+  /** Failed attempts so far (the counter is not reset by resume, as in Restate). */
+  retryCount: number;
+  lastFailure?: AttemptFailure & { at: number };
+  nextRetryAt?: number;
+  awaiting?: Awaiting;
+  completion?: Completion;
+  deploymentId?: string;
+}
+
+export type InvocationEvent =
+  | { type: 'timerDue'; now: number }
+  | { type: 'suspend'; awaiting: Awaiting; now: number }
+  | { type: 'wake'; now: number }
+  | { type: 'attemptFailed'; failure: AttemptFailure; now: number }
+  | { type: 'complete'; completion: Completion; now: number }
+  | { type: 'pinDeployment'; deploymentId: string; now: number };
+
+/** The retry delay before attempt `retryCount + 1`, or undefined when the policy is exhausted. */
+export function retryDelay(policy: RetryPolicy, retryCount: number): number | undefined {
+  if (policy.maxAttempts !== null && retryCount >= policy.maxAttempts) return undefined;
+  const exp = policy.initialInterval * Math.pow(policy.exponentiationFactor, Math.max(0, retryCount - 1));
+  return Math.min(exp, policy.maxInterval);
+}
+
+const failureOutcome = (context: InvocationContext, failure: AttemptFailure): 'retry' | 'pause' | 'kill' => {
+  if (failure.behavior === 'pause') return 'pause';
+  if (failure.behavior === 'fail') return 'kill';
+  if (retryDelay(context.retryPolicy, context.retryCount + 1) !== undefined) return 'retry';
+  return context.retryPolicy.onMaxAttempts === 'Kill' ? 'kill' : 'pause';
+};
+
+export const invocationMachine = setup({
+  types: {
+    context: {} as InvocationContext,
+    events: {} as InvocationEvent,
+    input: {} as InvocationInput,
+  },
+  actions: {
+    // Effects: declared here so the graph shows them; the runtime performs them after commit.
+    startAttempt: () => {},
+    armTimer: (_, _params: { kind: 'start' | 'retry'; dueAt: number }) => {},
+    respond: () => {},
+  },
+  guards: {
+    delayed: ({ context }) => context.scheduledStartAt !== undefined,
+    shouldRetry: ({ context, event }) =>
+      event.type === 'attemptFailed' && failureOutcome(context, event.failure) === 'retry',
+    shouldPause: ({ context, event }) =>
+      event.type === 'attemptFailed' && failureOutcome(context, event.failure) === 'pause',
+  },
+}).createMachine({
+  id: 'invocation',
+  context: ({ input }) => {
+    const { executeAt, now, ...rest } = input;
+    return {
+      ...rest,
+      createdAt: now,
+      modifiedAt: now,
+      retryCount: 0,
+      ...(executeAt !== undefined && executeAt > now ? { scheduledStartAt: executeAt } : {}),
+    };
+  },
+  initial: 'created',
+  states: {
+    created: {
+      always: [{ guard: 'delayed', target: 'scheduled' }, { target: 'running' }],
+    },
+    scheduled: {
+      entry: { type: 'armTimer', params: ({ context }) => ({ kind: 'start' as const, dueAt: context.scheduledStartAt! }) },
+      on: { timerDue: { target: 'running', actions: assign({ modifiedAt: ({ event }) => event.now }) } },
+    },
+    running: {
+      entry: [assign({ runningAt: ({ context }) => context.runningAt ?? context.modifiedAt, awaiting: undefined }), 'startAttempt'],
+      on: {
+        pinDeployment: { actions: assign({ deploymentId: ({ event }) => event.deploymentId }) },
+        suspend: {
+          target: 'suspended',
+          actions: assign({ awaiting: ({ event }) => event.awaiting, modifiedAt: ({ event }) => event.now }),
+        },
+        // A suspension whose awaited notification already arrived: start over at once.
+        wake: { target: 'running', reenter: true, actions: assign({ modifiedAt: ({ event }) => event.now }) },
+        attemptFailed: [
+          {
+            guard: 'shouldRetry',
+            target: 'backingOff',
+            actions: assign(({ context, event }) => {
+              const retryCount = context.retryCount + 1;
+              const delay = event.failure.nextRetryDelay ?? retryDelay(context.retryPolicy, retryCount)!;
+              return {
+                retryCount,
+                lastFailure: { ...event.failure, at: event.now },
+                nextRetryAt: event.now + delay,
+                modifiedAt: event.now,
+              };
+            }),
+          },
+          {
+            guard: 'shouldPause',
+            target: 'paused',
+            actions: assign(({ context, event }) => ({
+              retryCount: context.retryCount + 1,
+              lastFailure: { ...event.failure, at: event.now },
+              modifiedAt: event.now,
+            })),
+          },
+          {
+            target: 'completed',
+            actions: assign(({ context, event }) => {
+              const { code, message, metadata, stacktrace } = event.failure;
+              return {
+                retryCount: context.retryCount + 1,
+                lastFailure: { ...event.failure, at: event.now },
+                completion: { failure: { code, message, ...(metadata ? { metadata } : {}), ...(stacktrace ? { stacktrace } : {}) } },
+                completedAt: event.now,
+                modifiedAt: event.now,
+              };
+            }),
+          },
+        ],
+        complete: {
+          target: 'completed',
+          actions: assign({
+            completion: ({ event }) => event.completion,
+            completedAt: ({ event }) => event.now,
+            modifiedAt: ({ event }) => event.now,
+          }),
+        },
+      },
+    },
+    suspended: {
+      on: {
+        wake: { target: 'running', actions: assign({ modifiedAt: ({ event }) => event.now }) },
+      },
+    },
+    backingOff: {
+      entry: { type: 'armTimer', params: ({ context }) => ({ kind: 'retry' as const, dueAt: context.nextRetryAt! }) },
+      on: {
+        timerDue: {
+          target: 'running',
+          actions: assign({ nextRetryAt: undefined, modifiedAt: ({ event }) => event.now }),
+        },
+      },
+    },
+    paused: {},
+    completed: {
+      type: 'final',
+      entry: [assign({ awaiting: undefined, nextRetryAt: undefined }), 'respond'],
+    },
+  },
+});
+
+/** Restate's status name for a state of this machine (sys_invocation.status). */
+export function statusOf(value: string): string {
+  switch (value) {
+    case 'backingOff':
+      return 'backing-off';
+    case 'created':
+      return 'pending';
+    default:
+      return value;
+  }
+}

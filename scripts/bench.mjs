@@ -1,0 +1,88 @@
+#!/usr/bin/env node
+// Runs ../shared/bench against the reference restate-server 1.7.12 and against redstate, in one
+// session on this machine, and prints the ratios (ours / reference) per scenario.
+//
+//   npm run bench -- [--store embedded|redis] [--repeat 3] [--only S1a,S1b,S2] [--skip-ref]
+//
+// redstate runs with fsync-before-ack, like Restate: the embedded store commits synchronously;
+// with --store redis a fresh redis-server is started with `appendonly yes`, `appendfsync always`.
+// The bench folder is copied to a temp dir (shared/ is read-only) and installed there once.
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SHARED_BENCH = path.resolve(ROOT, '../shared/bench');
+const WORK = path.join(os.tmpdir(), 'redstate-bench');
+const args = process.argv.slice(2);
+const opt = (name, def) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : def;
+};
+const store = opt('store', 'embedded');
+const repeat = opt('repeat', '3');
+const only = opt('only', '');
+const skipRef = args.includes('--skip-ref');
+const runArgs = ['--repeat', repeat, ...(only ? ['--only', only] : [])];
+
+const sh = (cmd, argv, o = {}) => execFileSync(cmd, argv, { stdio: 'inherit', ...o });
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function waitHttp(url) {
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    await sleep(100);
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+function prepare() {
+  if (!fs.existsSync(path.join(WORK, 'node_modules/@restatedev/restate-server-linux-x64'))) {
+    fs.rmSync(WORK, { recursive: true, force: true });
+    fs.cpSync(SHARED_BENCH, WORK, { recursive: true });
+    fs.chmodSync(WORK, 0o755);
+    for (const f of fs.readdirSync(WORK)) fs.chmodSync(path.join(WORK, f), 0o755);
+    for (const f of fs.readdirSync(path.join(WORK, 'scripts'))) fs.chmodSync(path.join(WORK, 'scripts', f), 0o755);
+    sh('npm', ['ci', '--no-audit', '--no-fund'], { cwd: WORK });
+  }
+  sh('npm', ['run', 'build'], { cwd: ROOT });
+}
+
+async function runReference() {
+  const out = path.join(WORK, 'ref.json');
+  sh('bash', ['scripts/baseline.sh', ...runArgs], { cwd: WORK, env: { ...process.env, OUT: out, REF_DIR: path.join(WORK, 'ref') } });
+  return out;
+}
+
+async function runOurs() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'redstate-bench-data-'));
+  const env = { ...process.env, REDSTATE_INGRESS_PORT: '38080', REDSTATE_ADMIN_PORT: '39070', REDSTATE_HOST: '127.0.0.1', REDSTATE_DATA_DIR: dataDir };
+  let redis;
+  if (store === 'redis') {
+    redis = spawn('redis-server', ['--port', '36379', '--bind', '127.0.0.1', '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--dir', dataDir], { stdio: 'ignore' });
+    await sleep(500);
+    env.REDSTATE_REDIS_URL = 'redis://127.0.0.1:36379';
+  }
+  const server = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const out = path.join(WORK, `ours-${store}.json`);
+  try {
+    await waitHttp('http://127.0.0.1:39070/health');
+    sh('node', ['run.mjs', '--ingress', 'http://127.0.0.1:38080', '--admin', 'http://127.0.0.1:39070', '--service-port', '39080',
+      '--server-pid', String(server.pid), '--label', `redstate (${store} store)`, '--out', out, ...runArgs], { cwd: WORK });
+  } finally {
+    server.kill('SIGTERM');
+    redis?.kill('SIGTERM');
+    await sleep(500);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+  return out;
+}
+
+prepare();
+const ref = skipRef ? path.join(WORK, 'ref.json') : await runReference();
+const ours = await runOurs();
+sh('node', ['compare.mjs', ref, ours], { cwd: WORK });

@@ -1,0 +1,98 @@
+/**
+ * The admin API (port 9070): a Koa app whose routes only translate HTTP to registry (and,
+ * through `extraRoutes`, runtime and query) calls. Middleware, outermost first:
+ * compression, the error funnel, the `/vN` prefix, the routes, then 404/405.
+ */
+import { gzipSync } from 'node:zlib';
+import Router from '@koa/router';
+import Koa, { type Context, type Next } from 'koa';
+import type { Config } from '../config.js';
+import { AdminEmptyError, AdminTextError } from '../errors.js';
+import type { Registry } from '../registry/registry.js';
+import { errorFunnel, type AdminLog } from './funnel.js';
+import { deploymentRoutes } from './routes/deployments.js';
+import { ADMIN_API_VERSIONS, metaRoutes } from './routes/meta.js';
+import { serviceRoutes } from './routes/services.js';
+
+export interface AdminDeps {
+  registry: Registry;
+  config: Config;
+  /** More routes on the same router (invocations, query, subscriptions, UI…), same prefixes and funnel. */
+  extraRoutes?: (router: Router) => void;
+  log?: AdminLog;
+}
+
+/** Where clients reach the ingress, for `/version` and the OpenAPI `servers`. */
+export function advertisedIngressUrl(config: Config): string {
+  const wildcard = config.host === '0.0.0.0' || config.host === '::' || config.host === '';
+  const host = wildcard ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.ingressPort}/`;
+}
+
+/**
+ * §3.1: `/v2/…`, `/v3/…`, `/v4/…` serve the same API; below V2 is a 400 text, above V4
+ * falls through to the 404.
+ */
+async function versionPrefix(ctx: Context, next: Next): Promise<void> {
+  const m = /^\/v(\d+)(\/.*)?$/.exec(ctx.path);
+  if (m) {
+    const version = Number(m[1]);
+    if (version < ADMIN_API_VERSIONS.min) {
+      throw new AdminTextError(
+        400,
+        `Unsupported Admin API version V${version}. This server supports versions between V${ADMIN_API_VERSIONS.min} and V${ADMIN_API_VERSIONS.max}.`,
+      );
+    }
+    if (version <= ADMIN_API_VERSIONS.max) ctx.path = m[2] ?? '/';
+  }
+  await next();
+}
+
+/** §1.2: bodies of 32 bytes or more carry `vary: accept-encoding`, and are gzipped when asked. */
+async function compression(ctx: Context, next: Next): Promise<void> {
+  await next();
+  const body: unknown = ctx.body;
+  if (typeof body !== 'string' && !Buffer.isBuffer(body)) return;
+  if (Buffer.byteLength(body) < 32) return;
+  ctx.vary('accept-encoding');
+  if (/\bgzip\b/i.test(ctx.get('accept-encoding'))) {
+    ctx.body = gzipSync(body);
+    ctx.set('content-encoding', 'gzip');
+  }
+}
+
+/** The methods of the routes matching a path, GET followed by HEAD, as axum lists them. */
+function allowedMethods(router: Router, path: string): string[] {
+  const out: string[] = [];
+  for (const layer of router.match(path, 'GET').path) {
+    for (const method of layer.methods) {
+      if (method === 'HEAD') continue;
+      if (!out.includes(method)) out.push(method);
+      if (method === 'GET' && !out.includes('HEAD')) out.push('HEAD');
+    }
+  }
+  return out;
+}
+
+export function createAdminApp(deps: AdminDeps): Koa {
+  const log = deps.log ?? ((message, err) => console.error(message, err));
+  const ingressUrl = advertisedIngressUrl(deps.config);
+  const router = new Router();
+  metaRoutes(router, deps.config, ingressUrl);
+  deploymentRoutes(router, deps.registry);
+  serviceRoutes(router, deps.registry, ingressUrl);
+  deps.extraRoutes?.(router);
+
+  const app = new Koa();
+  app.use(compression);
+  app.use(errorFunnel(log));
+  app.use(versionPrefix);
+  app.use(router.routes());
+  // Reached only when no route took the request: §1.2, 404 or 405 with `allow`, empty bodies.
+  app.use(async (ctx) => {
+    const allowed = allowedMethods(router, ctx.path);
+    if (allowed.length > 0) throw new AdminEmptyError(405, { allow: allowed.join(',') });
+    throw new AdminEmptyError(404);
+  });
+  return app;
+}

@@ -1,0 +1,50 @@
+/**
+ * `/deployments` routes (reference-behavior.md §3.3): HTTP in, registry call, view out.
+ */
+import type Router from '@koa/router';
+import { AdminError, MetaCode } from '../../errors.js';
+import type { Registry } from '../../registry/registry.js';
+import { readJsonBody, sendEmpty, sendJson } from '../http-io.js';
+import { boolQuery, decodeRegister, decodeUpdateDeployment, deploymentParam } from '../requests.js';
+import { deploymentDetailView, deploymentSummaryView, registerResponseView } from '../views.js';
+
+export function deploymentRoutes(router: Router, registry: Registry): void {
+  router.get('/deployments', (ctx) => {
+    sendJson(ctx, 200, { deployments: registry.listDeployments().map(deploymentSummaryView) });
+  });
+
+  router.post('/deployments', async (ctx) => {
+    const body = decodeRegister(await readJsonBody(ctx));
+    if (body.kind === 'lambda') {
+      // The reference answers a Lambda it cannot reach with a discovery failure (§3.3).
+      throw new AdminError(
+        500,
+        `[${MetaCode.discoveryFailed}] [${MetaCode.discoveryFailed}] error when calling '${body.arn}': Lambda deployments are not supported by this server`,
+        MetaCode.discoveryFailed,
+      );
+    }
+    const { kind: _kind, ...request } = body;
+    const { created, deployment } = await registry.register(request);
+    // The reference's location is relative, without a leading slash.
+    sendJson(ctx, created ? 201 : 200, registerResponseView(deployment), { location: `deployments/${deployment.id}` });
+  });
+
+  router.get('/deployments/:deployment', (ctx) => {
+    const id = deploymentParam(ctx.params['deployment'] ?? '');
+    const deployment = registry.getDeployment(id);
+    if (!deployment) throw new AdminError(404, `The requested deployment '${id}' does not exist`);
+    sendJson(ctx, 200, deploymentDetailView(deployment));
+  });
+
+  router.delete('/deployments/:deployment', async (ctx) => {
+    const id = deploymentParam(ctx.params['deployment'] ?? '');
+    await registry.deleteDeployment(id, boolQuery(ctx.query, 'force'));
+    sendEmpty(ctx, 202);
+  });
+
+  router.patch('/deployments/:deployment', async (ctx) => {
+    const id = deploymentParam(ctx.params['deployment'] ?? '');
+    const patch = decodeUpdateDeployment(await readJsonBody(ctx));
+    sendJson(ctx, 200, deploymentDetailView(await registry.updateDeployment(id, patch)));
+  });
+}

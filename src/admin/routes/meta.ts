@@ -1,0 +1,47 @@
+/**
+ * Health, version, cluster health and the root redirect (reference-behavior.md §3.1, §3.2).
+ */
+import type Router from '@koa/router';
+import type { Config } from '../../config.js';
+import { sendEmpty, sendJson } from '../http-io.js';
+
+export const ADMIN_API_VERSIONS = { min: 2, max: 4 } as const;
+const SERVER_VERSION = '1.7.12';
+
+/** Restate's experimental feature flags, in the order of §3.2; we implement two of them. */
+function features(config: Config): Record<string, boolean> {
+  return {
+    vqueues: config.enableVqueues,
+    vqueue_obsolete_cleanup: false,
+    vqueues_migration_skip_completed: false,
+    scoped_promise_table_migration: false,
+    protocol_v7: config.enableProtocolV7,
+    invoker_yield: false,
+    scoped_virtual_objects: false,
+    kafka_scope: false,
+    scoped_state_table_migration: false,
+    unique_random_seeds: false,
+    vqueues_async_refill: false,
+    preflight_invocation_termination_retention: false,
+  };
+}
+
+export function metaRoutes(router: Router, config: Config, ingressUrl: string): void {
+  router.get('/health', (ctx) => sendEmpty(ctx, 200));
+
+  router.get('/version', (ctx) => {
+    sendJson(ctx, 200, {
+      version: SERVER_VERSION,
+      min_admin_api_version: ADMIN_API_VERSIONS.min,
+      max_admin_api_version: ADMIN_API_VERSIONS.max,
+      ingress_endpoint: ingressUrl,
+      features: features(config),
+    });
+  });
+
+  router.get('/cluster-health', (ctx) => {
+    sendJson(ctx, 200, { cluster_name: 'localcluster', metadata_cluster_health: { members: [1] } });
+  });
+
+  router.get('/', (ctx) => sendEmpty(ctx, 308, { location: '/ui/' }));
+}

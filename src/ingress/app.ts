@@ -1,0 +1,37 @@
+/**
+ * The ingress (port 8080): Koa routes that translate HTTP into runtime commands and results
+ * back into HTTP; no business logic. Bodies are read raw (any content type, byte-exact),
+ * which is why koa-body is not used here.
+ */
+import Koa from 'koa';
+import Router from '@koa/router';
+import { IngressError } from '../errors.js';
+import type { Logger } from '../runtime/services.js';
+import { cors, errorFunnel, methodNotAllowed, notFound } from './errors.js';
+import { legacyInvoke, registerInvokeRoutes, type IngressDeps } from './invoke-routes.js';
+import { registerResultRoutes } from './result-routes.js';
+
+export function createIngressApp(deps: IngressDeps, log: Logger): Koa {
+  const router = new Router();
+  router.all('/restate/health', (ctx) => {
+    if (ctx.method !== 'GET') throw methodNotAllowed();
+    ctx.type = 'application/json';
+    ctx.body = JSON.stringify({ services: deps.registry.listServices().map((s) => s.name) });
+  });
+  registerInvokeRoutes(router, deps);
+  registerResultRoutes(router, deps);
+  router.all('/restate', () => {
+    throw new IngressError(400, 'bad path: /restate');
+  });
+  router.all('/restate/*rest', () => {
+    throw notFound();
+  });
+
+  const app = new Koa();
+  app.use(errorFunnel(log));
+  app.use(cors);
+  app.use(router.routes());
+  // The router only falls through for paths it has no route for: the 1.6 legacy forms.
+  app.use((ctx) => legacyInvoke(ctx, deps));
+  return app;
+}

@@ -1,0 +1,133 @@
+/**
+ * `call` and `send`: `/restate/call|send/{service}/[{key}/]{handler}` and the 1.6 legacy forms
+ * `/{service}/[{key}/]{handler}[/send]` (reference-behavior.md §2.1–§2.3). GET works like POST.
+ */
+import type { Context } from 'koa';
+import type Router from '@koa/router';
+import { IngressError } from '../errors.js';
+import type { Registry } from '../registry/registry.js';
+import type { Runtime } from '../runtime/runtime.js';
+import type { Config } from '../config.js';
+import type { Target } from '../../machines/invocation.js';
+import { checkInput, inputHeaders, parseDelay, readBody } from './request.js';
+import { formatTimestamp, writeCompletion } from './results.js';
+import { methodNotAllowed } from './errors.js';
+
+export interface IngressDeps {
+  runtime: Runtime;
+  registry: Registry;
+  config: Config;
+}
+
+const BAD_PATH =
+  'bad path, expected /restate/call/:service/:handler, /restate/send/:service/:handler, /restate/scope/:scope/call/:service/:handler, /restate/attach/:invocation_id, /restate/output/:invocation_id, or /restate/lookup';
+const BAD_LEGACY_PATH = 'bad path, expected either /:service-name/:handler or /:object-name/:object-key/:handler';
+
+/** Path segments after `prefix`, each URL-decoded; a `%2F` stays inside its segment. */
+export function segmentsAfter(path: string, prefix: string): string[] {
+  const rest = path.slice(prefix.length);
+  if (rest === '') return [];
+  return rest.replace(/^\//, '').split('/').map((s) => {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      return s;
+    }
+  });
+}
+
+function resolveTarget(deps: IngressDeps, segments: string[], badPath: string) {
+  if (segments.length < 2 || segments.length > 3) throw new IngressError(400, badPath);
+  const service = segments[0]!;
+  const meta = deps.registry.getService(service);
+  if (!meta) throw new IngressError(404, `service '${service}' not found, make sure to register the service before calling it.`);
+  const keyed = meta.ty !== 'Service';
+  if (keyed !== (segments.length === 3)) throw new IngressError(400, badPath);
+  const handlerName = segments[segments.length - 1]!;
+  const resolved = deps.registry.resolveHandler(service, handlerName);
+  if (!resolved) {
+    throw new IngressError(
+      404,
+      `the service '${service}' exists, but the handler '${handlerName}' was not found, check that the handler exists in the latest registered service version.`,
+    );
+  }
+  if (!resolved.public) throw new IngressError(400, 'the invoked service is not public');
+  const target: Target = { service, handler: handlerName, serviceTy: meta.ty, ...(keyed ? { key: segments[1]! } : {}) };
+  return { target, resolved };
+}
+
+async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', segments: string[], badPath: string): Promise<void> {
+  if (ctx.method !== 'POST' && ctx.method !== 'GET') throw methodNotAllowed();
+  const { target, resolved } = resolveTarget(deps, segments, badPath);
+  const limitKey = ctx.get('x-restate-limit-key') || (typeof ctx.query['limit-key'] === 'string' ? ctx.query['limit-key'] : '');
+  if (limitKey) throw new IngressError(400, 'limit-key requires a scope to be set');
+  const delayRaw = ctx.query['delay'];
+  if (delayRaw !== undefined && mode === 'call') {
+    throw new IngressError(400, 'cannot use the delay query parameter with calls. The delay is supported only with sends');
+  }
+  const delay = typeof delayRaw === 'string' ? parseDelay(delayRaw) : undefined;
+  const idempotencyKey = ctx.get('idempotency-key') !== '' || ctx.req.headers['idempotency-key'] !== undefined ? ctx.get('idempotency-key') : undefined;
+  if (idempotencyKey !== undefined && resolved.handler.ty === 'Workflow') {
+    throw new IngressError(
+      400,
+      'cannot use the idempotency key with workflow handlers. The handler invocation will already be idempotent by the workflow key itself.',
+    );
+  }
+  const body = await readBody(ctx, deps.config.requestSizeLimit);
+  checkInput(resolved.handler, ctx.get('content-type') || undefined, body);
+
+  const now = Date.now();
+  const { invocationId, executeAt } = await deps.runtime.invoke({
+    target,
+    input: body,
+    headers: inputHeaders(ctx),
+    retryPolicy: resolved.retryPolicy,
+    invokedBy: 'ingress',
+    ...(delay !== undefined ? { executeAt: now + delay } : {}),
+    ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+  });
+
+  if (mode === 'send') {
+    ctx.status = 202;
+    ctx.type = 'application/json';
+    ctx.set('x-restate-id', invocationId);
+    ctx.body = JSON.stringify({
+      invocationId,
+      ...(executeAt !== undefined ? { executionTime: formatTimestamp(executeAt) } : {}),
+      status: 'Accepted',
+    });
+    return;
+  }
+  const done = await deps.runtime.attach(invocationId);
+  if (!done) throw new IngressError(404, 'not found', 'invocation', { invocationId });
+  writeCompletion(ctx, deps.registry, done);
+}
+
+export function registerInvokeRoutes(router: Router, deps: IngressDeps): void {
+  for (const mode of ['call', 'send'] as const) {
+    const prefix = `/restate/${mode}`;
+    router.all(prefix, () => {
+      throw new IngressError(400, BAD_PATH);
+    });
+    router.all(`${prefix}/*rest`, (ctx) => invoke(ctx, deps, mode, segmentsAfter(ctx.path, prefix), BAD_PATH));
+  }
+  router.all('/restate/scope', scoped(deps));
+  router.all('/restate/scope/*rest', scoped(deps));
+}
+
+function scoped(deps: IngressDeps) {
+  return () => {
+    if (!deps.config.enableVqueues) throw new IngressError(400, 'scoped invocations require vqueues to be enabled');
+    throw new IngressError(501, 'scoped invocations are not supported yet');
+  };
+}
+
+/** The 1.6 paths: everything outside `/restate/`. */
+export async function legacyInvoke(ctx: Context, deps: IngressDeps): Promise<void> {
+  const segments = segmentsAfter(ctx.path, '');
+  if (segments.length === 1 && segments[0] === '') throw new IngressError(400, 'bad path: /');
+  const send = segments.length >= 3 && segments[segments.length - 1] === 'send';
+  const parts = send ? segments.slice(0, -1) : segments;
+  if (parts.length < 2) throw new IngressError(400, `bad path: ${ctx.path}`);
+  await invoke(ctx, deps, send ? 'send' : 'call', parts, BAD_LEGACY_PATH);
+}

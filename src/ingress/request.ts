@@ -1,0 +1,70 @@
+/**
+ * Turning an ingress HTTP request into the parts of an invocation: the raw body (with the size
+ * limit), the headers recorded in the Input entry, the content-type check against the
+ * handler's declared input, and the `?delay=` parameter.
+ */
+import type { Context } from 'koa';
+import { IngressError } from '../errors.js';
+import type { HandlerMeta } from '../registry/types.js';
+import { parseDuration } from '../registry/durations.js';
+import type { Header } from '../protocol/messages.js';
+
+export async function readBody(ctx: Context, limit: number): Promise<Buffer> {
+  const declared = Number(ctx.get('content-length') || 0);
+  if (declared > limit) throw tooLarge(limit);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw tooLarge(limit);
+    chunks.push(chunk as Buffer);
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}
+
+function tooLarge(limit: number): IngressError {
+  return new IngressError(413, `payload too large: the request body exceeds the limit of ${limit} bytes`);
+}
+
+/**
+ * The Input entry's headers: `x-restate-ingress-path` first, then the client's headers in the
+ * order they came, without `host` and `idempotency-key` (reference-behavior.md §2.2).
+ */
+export function inputHeaders(ctx: Context): Header[] {
+  const headers: Header[] = [{ key: 'x-restate-ingress-path', value: ctx.url }];
+  const raw = ctx.req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const key = raw[i]!.toLowerCase();
+    if (key === 'host' || key === 'idempotency-key' || key.startsWith(':')) continue;
+    headers.push({ key, value: raw[i + 1]! });
+  }
+  return headers;
+}
+
+/** Whether a media type matches an accept-style pattern (`application/json`, `text/*`, `*\/*`). */
+function mediaTypeMatches(pattern: string, actual: string): boolean {
+  const [pType, pSub] = pattern.split(';')[0]!.trim().toLowerCase().split('/');
+  const [aType, aSub] = actual.split(';')[0]!.trim().toLowerCase().split('/');
+  return (pType === '*' || pType === aType) && (pSub === '*' || pSub === aSub);
+}
+
+/** reference-behavior.md §2.10: the server checks the content-type, not the content. */
+export function checkInput(handler: HandlerMeta, contentType: string | undefined, body: Buffer): void {
+  const expected = handler.input.contentType;
+  if (!contentType) {
+    if (body.length > 0 && expected) throw new IngressError(400, 'input validation error: Empty content-type');
+    return;
+  }
+  if (expected && !mediaTypeMatches(expected, contentType)) {
+    throw new IngressError(400, `input validation error: Content-type '${contentType}' does not match '${expected}'`);
+  }
+}
+
+/** `?delay=` on sends: ISO 8601 or the friendly form (reference-behavior.md §2.3). */
+export function parseDelay(raw: string): number {
+  try {
+    return parseDuration(raw);
+  } catch (err) {
+    throw new IngressError(400, `bad delay query parameter, must be a ISO8601 duration: ${(err as Error).message}`);
+  }
+}

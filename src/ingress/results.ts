@@ -1,0 +1,50 @@
+/**
+ * Writing an invocation's outcome as an HTTP response (reference-behavior.md §2.2, §2.6, §2.11):
+ * the output bytes with the handler's output content type, or the failure as
+ * `{code, message, [metadata], [stacktrace], source: "invocation"}` with its code as status.
+ */
+import type { Context } from 'koa';
+import { IngressError } from '../errors.js';
+import type { Registry } from '../registry/registry.js';
+import type { CompletedInvocation } from '../runtime/runtime.js';
+
+/** `idempotency-expires`: RFC 3339 with `+00:00`, milliseconds only when not zero (§2.5). */
+export function formatExpires(epochMs: number): string {
+  const iso = new Date(epochMs).toISOString();
+  return (iso.endsWith('.000Z') ? iso.slice(0, -5) : iso.slice(0, -1)) + '+00:00';
+}
+
+/** RFC 3339 UTC with 9 fractional digits, as Restate prints timestamps (§2.3). */
+export function formatTimestamp(epochMs: number): string {
+  return new Date(epochMs).toISOString().replace(/\.(\d{3})Z$/, '.$1000000Z');
+}
+
+function httpStatus(code: number): number {
+  return Number.isInteger(code) && code >= 400 && code <= 599 ? code : 500;
+}
+
+export function writeCompletion(ctx: Context, registry: Registry, done: CompletedInvocation, expiresAt?: number): void {
+  const expires = expiresAt !== undefined ? { 'idempotency-expires': formatExpires(expiresAt) } : undefined;
+  if ('failure' in done.completion) {
+    const { code, message, metadata, stacktrace } = done.completion.failure;
+    throw new IngressError(httpStatus(code), message, 'invocation', {
+      invocationId: done.id,
+      ...(metadata && metadata.length > 0 ? { metadata: Object.fromEntries(metadata.map((m) => [m.key, m.value])) } : {}),
+      ...(stacktrace ? { stacktrace } : {}),
+      ...(expires ? { headers: expires } : {}),
+    });
+  }
+  const body = Buffer.from(done.completion.ok, 'base64');
+  ctx.set('x-restate-id', done.id);
+  if (expires) ctx.set(expires);
+  const output = registry.getService(done.target.service)?.handlers.find((h) => h.name === done.target.handler)?.output;
+  ctx.status = 200;
+  if (output?.contentType && (body.length > 0 || output.setContentTypeIfEmpty)) {
+    ctx.set('content-type', output.contentType);
+    ctx.body = body;
+  } else {
+    ctx.body = body;
+    // Koa would label a Buffer application/octet-stream; Restate sends no content type here.
+    ctx.remove('content-type');
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * The registry's model: deployments (service endpoints found by discovery) and the service
+ * revisions they expose. The invoker and the ingress read it through `Registry`
+ * (registry.ts); the admin API renders it in Restate's JSON shapes (admin/views.ts).
+ *
+ * All durations are milliseconds.
+ */
+
+export type ServiceType = 'Service' | 'VirtualObject' | 'Workflow';
+
+/** Absent on the handlers of plain services (reference-behavior.md §3.3, "Enumerations"). */
+export type HandlerType = 'Exclusive' | 'Shared' | 'Workflow';
+
+export interface RetryPolicy {
+  /** Delay before the first retry. */
+  initialInterval: number;
+  exponentiationFactor: number;
+  /** Attempts including the first one; `null` = unlimited. */
+  maxAttempts: number | null;
+  maxInterval: number;
+  onMaxAttempts: 'Pause' | 'Kill';
+}
+
+export interface HandlerMeta {
+  name: string;
+  /** Absent for plain services. */
+  ty?: HandlerType;
+  /**
+   * The handler's own flag (`!ingressPrivate` in the manifest). Whether the ingress may call
+   * it is `service.public && handler.public` (see `EffectiveHandler.public`).
+   */
+  public: boolean;
+  input: { required: boolean; contentType?: string; jsonSchema?: unknown };
+  output: { contentType?: string; setContentTypeIfEmpty: boolean; jsonSchema?: unknown };
+  documentation?: string;
+  metadata?: Record<string, string>;
+  // Overrides of the service's values, present only when the manifest set them.
+  abortTimeout?: number;
+  inactivityTimeout?: number;
+  journalRetention?: number;
+  idempotencyRetention?: number;
+  /** Only on a workflow's `Workflow` handler. */
+  workflowCompletionRetention?: number;
+  enableLazyState?: boolean;
+  retryPolicy?: Partial<RetryPolicy>;
+}
+
+/** One revision of a service, as exposed by one deployment, with the defaults filled in. */
+export interface ServiceMeta {
+  name: string;
+  ty: ServiceType;
+  handlers: HandlerMeta[];
+  deploymentId: string;
+  revision: number;
+  public: boolean;
+  idempotencyRetention: number;
+  journalRetention: number;
+  /** Workflows only. */
+  workflowCompletionRetention?: number;
+  inactivityTimeout: number;
+  abortTimeout: number;
+  enableLazyState: boolean;
+  retryPolicy: RetryPolicy;
+  documentation?: string;
+  metadata?: Record<string, string>;
+}
+
+export type ProtocolType = 'BidiStream' | 'RequestResponse';
+export type HttpVersion = 'HTTP/2.0' | 'HTTP/1.1';
+
+export interface Deployment {
+  /** `dp_…`, 26 characters (deployment-id.ts). */
+  id: string;
+  /**
+   * Normalised endpoint URI, always ending in `/`, so `new URL('discover', uri)` and
+   * `uri + 'invoke/Svc/handler'` both work.
+   */
+  uri: string;
+  protocolType: ProtocolType;
+  httpVersion: HttpVersion;
+  /** Sent with every discover/invoke request to this deployment. */
+  additionalHeaders?: Record<string, string>;
+  /** Epoch ms of the (last forced) registration. */
+  createdAt: number;
+  minProtocolVersion: number;
+  maxProtocolVersion: number;
+  /** The endpoint's `x-restate-server` header, e.g. `restate-sdk-typescript/1.17.2`. */
+  sdkVersion?: string;
+  /** The revisions this deployment serves (older ones stay listed when superseded). */
+  services: ServiceMeta[];
+}
+
+/**
+ * What the invoker needs to run one handler: the latest revision of its service, the
+ * deployment serving that revision, and the handler's overrides merged over the service's values.
+ */
+export interface EffectiveHandler {
+  service: ServiceMeta;
+  handler: HandlerMeta;
+  deployment: Deployment;
+  /** Callable through the ingress: the service and the handler are both public. */
+  public: boolean;
+  inactivityTimeout: number;
+  abortTimeout: number;
+  journalRetention: number;
+  idempotencyRetention: number;
+  /** The service's value for workflows (a handler override wins); 0 for other services. */
+  workflowCompletionRetention: number;
+  enableLazyState: boolean;
+  retryPolicy: RetryPolicy;
+}
+
+/** The reference server's defaults for values a manifest leaves out (service-protocol.md §3). */
+export const registryDefaults = {
+  inactivityTimeout: 60_000,
+  /** §15: request-response (HTTP/1.1, Lambda) deployments cannot be asked to suspend. */
+  requestResponseInactivityTimeout: 0,
+  abortTimeout: 10 * 60_000,
+  retention: 24 * 3_600_000,
+  retryPolicy: {
+    initialInterval: 500,
+    exponentiationFactor: 2,
+    maxAttempts: 70,
+    maxInterval: 60_000,
+    onMaxAttempts: 'Pause',
+  } satisfies RetryPolicy as RetryPolicy,
+} as const;

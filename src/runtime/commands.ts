@@ -1,0 +1,182 @@
+/**
+ * What storing one SDK command implies (service-protocol.md §9, §16b step 4).
+ *
+ * A command is appended to the journal verbatim; this module says what else goes into the
+ * same commit: the notifications the server answers with at once (invocation ids of calls,
+ * lazy state reads), timers, outbox messages and state writes. Nothing here performs I/O
+ * beyond reads: the caller commits, then performs.
+ */
+import type { JournalEntry, OutboxMessage, StateOp, Store, Timer } from '../store/types.js';
+import {
+  decodeCallCommand,
+  decodeClearStateCommand,
+  decodeCompleteAwakeableCommand,
+  decodeGetLazyStateCommand,
+  decodeGetLazyStateKeysCommand,
+  decodeOneWayCallCommand,
+  decodeSendSignalCommand,
+  decodeSetStateCommand,
+  decodeSleepCommand,
+  encodeNotification,
+  MessageType,
+  type Notification,
+} from '../protocol/messages.js';
+import { invocationIdToString, newInvocationId, parseAwakeableId, partitionKeyOf, randomPartitionKey } from '../protocol/ids.js';
+import type { Registry } from '../registry/registry.js';
+import type { Target } from '../../machines/invocation.js';
+import { timerKey } from './timer-keys.js';
+import type { OutboxBody } from './outbox.js';
+
+/** A command the server cannot accept: the attempt fails and is retried (Restate's precondition errors). */
+export class CommandRejected extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'CommandRejected';
+  }
+}
+
+export interface CommandScope {
+  invocationId: string;
+  partition: number;
+  target: Target;
+  handlerTy: 'Exclusive' | 'Shared' | 'Workflow' | undefined;
+  store: Store;
+  registry: Registry;
+  now: number;
+  /** Index of the next outbox message of this step, to keep outbox ids unique and stable. */
+  nextMessageId(): string;
+}
+
+export interface CommandOutcome {
+  notifications: JournalEntry[];
+  timersAdd: Timer[];
+  outbox: OutboxMessage[];
+  state: StateOp[];
+}
+
+const notification = (type: number, n: Notification): JournalEntry => ({ type, payload: encodeNotification(n) });
+
+function requireKeyed(scope: CommandScope, write: boolean): void {
+  if (scope.target.serviceTy === 'Service') {
+    throw new CommandRejected(571, 'state commands are not allowed in a plain service handler');
+  }
+  if (write && scope.handlerTy === 'Shared') {
+    throw new CommandRejected(571, 'state writes are not allowed in a shared handler');
+  }
+}
+
+function resolveCallee(scope: CommandScope, service: string, handler: string, key: string): { target: Target; partitionKey: bigint } {
+  const resolved = scope.registry.resolveHandler(service, handler);
+  if (!resolved) throw new CommandRejected(404, `service '${service}' or its handler '${handler}' not found`);
+  const ty = resolved.service.ty;
+  const keyed = ty !== 'Service';
+  return {
+    target: { service, handler, serviceTy: ty, ...(keyed ? { key } : {}) },
+    partitionKey: keyed ? partitionKeyOf(key) : randomPartitionKey(),
+  };
+}
+
+export async function commandOutcome(scope: CommandScope, entry: JournalEntry): Promise<CommandOutcome> {
+  const out: CommandOutcome = { notifications: [], timersAdd: [], outbox: [], state: [] };
+  switch (entry.type) {
+    case MessageType.SleepCommand: {
+      const c = decodeSleepCommand(entry.payload);
+      out.timersAdd.push({ key: timerKey.sleep(scope.invocationId, c.resultCompletionId), dueAt: c.wakeUpTime });
+      break;
+    }
+    case MessageType.SetStateCommand: {
+      requireKeyed(scope, true);
+      const c = decodeSetStateCommand(entry.payload);
+      out.state.push({ op: 'set', key: Buffer.from(c.key).toString('utf8'), value: c.value });
+      break;
+    }
+    case MessageType.ClearStateCommand: {
+      requireKeyed(scope, true);
+      out.state.push({ op: 'clear', key: Buffer.from(decodeClearStateCommand(entry.payload).key).toString('utf8') });
+      break;
+    }
+    case MessageType.ClearAllStateCommand:
+      requireKeyed(scope, true);
+      out.state.push({ op: 'clearAll' });
+      break;
+    case MessageType.GetLazyStateCommand: {
+      requireKeyed(scope, false);
+      const c = decodeGetLazyStateCommand(entry.payload);
+      const value = await scope.store.readStateKey(scope.partition, scope.target.service, scope.target.key!, Buffer.from(c.key).toString('utf8'));
+      out.notifications.push(
+        notification(MessageType.GetLazyStateCompletionNotification, value === undefined ? { completionId: c.resultCompletionId, void: true } : { completionId: c.resultCompletionId, value }),
+      );
+      break;
+    }
+    case MessageType.GetLazyStateKeysCommand: {
+      requireKeyed(scope, false);
+      const c = decodeGetLazyStateKeysCommand(entry.payload);
+      const state = await scope.store.readState(scope.partition, scope.target.service, scope.target.key!);
+      const stateKeys = [...state.keys()].sort().map((k) => Buffer.from(k, 'utf8'));
+      out.notifications.push(notification(MessageType.GetLazyStateKeysCompletionNotification, { completionId: c.resultCompletionId, stateKeys }));
+      break;
+    }
+    case MessageType.CallCommand:
+    case MessageType.OneWayCallCommand: {
+      const isCall = entry.type === MessageType.CallCommand;
+      const c = isCall ? decodeCallCommand(entry.payload) : decodeOneWayCallCommand(entry.payload);
+      const { target, partitionKey } = resolveCallee(scope, c.serviceName, c.handlerName, c.key);
+      const calleeId = invocationIdToString(newInvocationId(partitionKey));
+      const body: OutboxBody = {
+        kind: 'invoke',
+        invocationId: calleeId,
+        target,
+        input: Buffer.from(c.parameter).toString('base64'),
+        headers: c.headers,
+        ...(isCall ? { caller: { invocationId: scope.invocationId, completionId: (c as { resultCompletionId: number }).resultCompletionId } } : {}),
+        ...('invokeTime' in c && c.invokeTime > 0 ? { executeAt: c.invokeTime } : {}),
+        ...(c.idempotencyKey !== undefined ? { idempotencyKey: c.idempotencyKey } : {}),
+      };
+      out.outbox.push({ id: scope.nextMessageId(), body });
+      out.notifications.push(
+        notification(MessageType.CallInvocationIdCompletionNotification, { completionId: c.invocationIdNotificationIdx, invocationId: calleeId }),
+      );
+      break;
+    }
+    case MessageType.CompleteAwakeableCommand: {
+      const c = decodeCompleteAwakeableCommand(entry.payload);
+      const awk = parseAwakeableId(c.awakeableId);
+      if (awk.kind !== 'signal') throw new CommandRejected(501, 'awakeables of pre-v5 journals are not supported');
+      const body: OutboxBody = {
+        kind: 'signal',
+        invocationId: invocationIdToString(awk.invocationId),
+        signalId: awk.signalIndex,
+        ...(c.failure ? { failure: c.failure } : { value: Buffer.from(c.value ?? new Uint8Array()).toString('base64') }),
+      };
+      out.outbox.push({ id: scope.nextMessageId(), body });
+      break;
+    }
+    case MessageType.SendSignalCommand: {
+      const c = decodeSendSignalCommand(entry.payload);
+      if (c.idx === undefined) throw new CommandRejected(501, 'named signals are not supported yet');
+      const body: OutboxBody = {
+        kind: 'signal',
+        invocationId: c.targetInvocationId,
+        signalId: c.idx,
+        ...(c.failure ? { failure: c.failure } : c.value ? { value: Buffer.from(c.value).toString('base64') } : {}),
+      };
+      out.outbox.push({ id: scope.nextMessageId(), body });
+      break;
+    }
+    case MessageType.InputCommand:
+      throw new CommandRejected(571, 'the SDK must not send an Input command');
+    case MessageType.GetPromiseCommand:
+    case MessageType.PeekPromiseCommand:
+    case MessageType.CompletePromiseCommand:
+    case MessageType.AttachInvocationCommand:
+    case MessageType.GetInvocationOutputCommand:
+      throw new CommandRejected(501, `command 0x${entry.type.toString(16)} is not supported yet`);
+    default:
+      // Output, Run, eager state reads and custom entries: stored and replayed, nothing else.
+      break;
+  }
+  return out;
+}

@@ -1,0 +1,262 @@
+/**
+ * The actor system: finds or rehydrates invocation actors, creates new invocations, delivers
+ * timers and outbox messages to them, and answers whoever waits for a result.
+ *
+ * Actors are a cache of what the store holds: any of them can be dropped and rebuilt from its
+ * snapshot and journal at any time.
+ */
+import type { Config } from '../config.js';
+import type { Registry } from '../registry/registry.js';
+import { Transport } from '../protocol/transport.js';
+import { encodeInputCommand, encodeNotification, MessageType, type Header, type Notification } from '../protocol/messages.js';
+import { invocationIdToString, newInvocationId, parseInvocationId, partitionKeyOf, randomPartitionKey } from '../protocol/ids.js';
+import type { OutboxMessage, Store, Timer } from '../store/types.js';
+import type { Completion, RetryPolicy, Target } from '../../machines/invocation.js';
+import { InvocationHost, type PersistedInvocation } from './invocation-host.js';
+import { partitionOf } from './partitioning.js';
+import { TimerService } from './timers.js';
+import { parseTimerKey } from './timer-keys.js';
+import type { OutboxBody } from './outbox.js';
+import type { Logger, RuntimeServices } from './services.js';
+
+export interface InvokeRequest {
+  target: Target;
+  input: Uint8Array;
+  headers: Header[];
+  retryPolicy: RetryPolicy;
+  /** Epoch ms; absent means now. */
+  executeAt?: number;
+  idempotencyKey?: string;
+  invokedBy: 'ingress' | 'service';
+  caller?: { invocationId: string; completionId: number };
+  /** Set when the id was chosen earlier (by a caller's journal). */
+  invocationId?: string;
+}
+
+export interface CompletedInvocation {
+  id: string;
+  target: Target;
+  completion: Completion;
+  completedAt: number;
+}
+
+export type OutputState = { state: 'missing' } | { state: 'pending' } | ({ state: 'completed' } & CompletedInvocation);
+
+export class Runtime implements RuntimeServices {
+  readonly transport = new Transport();
+  readonly timers: TimerService;
+  private readonly hosts = new Map<string, InvocationHost>();
+  private readonly loading = new Map<string, Promise<InvocationHost | undefined>>();
+  private readonly waiters = new Map<string, Array<(c: CompletedInvocation) => void>>();
+
+  constructor(
+    readonly store: Store,
+    readonly registry: Registry,
+    readonly config: Config,
+    readonly log: Logger,
+  ) {
+    this.timers = new TimerService(store, (p, t) => this.onTimer(p, t), () => this.now(), (err) => this.log.error(`timer: ${String(err)}`));
+  }
+
+  now(): number {
+    return Date.now();
+  }
+
+  partitionOfId(id: string): number {
+    return partitionOf(parseInvocationId(id).partitionKey, this.config.partitions);
+  }
+
+  /** Creates an invocation durably; resolves once it is committed. */
+  async invoke(req: InvokeRequest): Promise<{ invocationId: string; executeAt?: number }> {
+    const id =
+      req.invocationId ??
+      invocationIdToString(newInvocationId(req.target.key !== undefined ? partitionKeyOf(req.target.key) : randomPartitionKey()));
+    const partition = this.partitionOfId(id);
+    const now = this.now();
+    const host = await InvocationHost.create(
+      this,
+      partition,
+      {
+        id,
+        target: req.target,
+        invokedBy: req.invokedBy,
+        retryPolicy: req.retryPolicy,
+        now,
+        ...(req.caller ? { caller: req.caller } : {}),
+        ...(req.idempotencyKey !== undefined ? { idempotencyKey: req.idempotencyKey } : {}),
+        ...(req.executeAt !== undefined ? { executeAt: req.executeAt } : {}),
+      },
+      { type: MessageType.InputCommand, payload: encodeInputCommand({ headers: req.headers, value: req.input, name: '' }) },
+    );
+    if (host.status !== 'completed') this.hosts.set(id, host);
+    return { invocationId: id, ...(req.executeAt !== undefined ? { executeAt: Math.max(req.executeAt, now) } : {}) };
+  }
+
+  /** The result once the invocation completes; undefined if there is no such invocation. */
+  async attach(id: string): Promise<CompletedInvocation | undefined> {
+    const host = await this.host(id);
+    if (!host) {
+      const done = await this.output(id);
+      return done.state === 'completed' ? done : undefined;
+    }
+    // Checked and registered inside the actor's queue, so a completion cannot slip between.
+    const result = await host.run(async () => {
+      const snap = completedOf(host.context.id, host.context);
+      if (snap) return { done: snap };
+      return { wait: new Promise<CompletedInvocation>((resolve) => this.waitFor(id, resolve)) };
+    });
+    return 'done' in result ? result.done : result.wait;
+  }
+
+  async output(id: string): Promise<OutputState> {
+    const live = this.hosts.get(id);
+    const persisted = live ? { context: live.context } : ((await this.store.loadInvocation(this.partitionOfId(id), id)) as PersistedInvocation | undefined);
+    if (!persisted) return { state: 'missing' };
+    const done = completedOf(id, persisted.context);
+    return done ? { state: 'completed', ...done } : { state: 'pending' };
+  }
+
+  /** The live actor of a non-terminal invocation, rebuilt from the store when needed. */
+  async host(id: string): Promise<InvocationHost | undefined> {
+    const live = this.hosts.get(id);
+    if (live && !live.isBroken) return live;
+    const pending = this.loading.get(id);
+    if (pending) return pending;
+    const load = (async () => {
+      const partition = this.partitionOfId(id);
+      const persisted = (await this.store.loadInvocation(partition, id)) as PersistedInvocation | undefined;
+      if (!persisted || persisted.value === 'completed') return undefined;
+      const host = InvocationHost.restore(this, partition, persisted, await this.store.readJournal(partition, id));
+      this.hosts.set(id, host);
+      return host;
+    })();
+    this.loading.set(id, load);
+    try {
+      return await load;
+    } finally {
+      this.loading.delete(id);
+    }
+  }
+
+  completed(host: InvocationHost): void {
+    this.hosts.delete(host.id);
+    const done = completedOf(host.id, host.context);
+    const waiting = this.waiters.get(host.id);
+    this.waiters.delete(host.id);
+    if (done) for (const w of waiting ?? []) w(done);
+  }
+
+  lost(host: InvocationHost, err: unknown): void {
+    this.log.error(`invocation ${host.id}: commit failed, reloading from the store: ${String(err)}`);
+    if (this.hosts.get(host.id) === host) this.hosts.delete(host.id);
+    setTimeout(() => void this.resume(host.id), 1000).unref();
+  }
+
+  /** Restarts whatever a live actor of this invocation should be doing (after a crash or a lost commit). */
+  async resume(id: string): Promise<void> {
+    try {
+      const host = await this.host(id);
+      await host?.run(async () => host.resume());
+    } catch (err) {
+      this.log.error(`invocation ${id}: cannot resume: ${String(err)}`);
+      setTimeout(() => void this.resume(id), 1000).unref();
+    }
+  }
+
+  deliver(partition: number, messages: OutboxMessage[]): void {
+    for (const m of messages) void this.deliverOne(partition, m);
+  }
+
+  async deliverOne(partition: number, message: OutboxMessage): Promise<void> {
+    const body = message.body as OutboxBody;
+    try {
+      if (body.kind === 'invoke') await this.invokeFromOutbox(body);
+      else if (body.kind === 'complete') {
+        const n: Notification = { completionId: body.completionId, ...resultOf(body) };
+        await this.notify(body.invocationId, MessageType.CallCompletionNotification, n);
+      } else {
+        const n: Notification = { signalId: body.signalId, ...resultOf(body) };
+        await this.notify(body.invocationId, MessageType.SignalNotification, n);
+      }
+      await this.store.commit({ partition, outboxRemove: [message.id] });
+    } catch (err) {
+      this.log.error(`outbox ${message.id}: ${String(err)}; retrying`);
+      setTimeout(() => void this.deliverOne(partition, message), 1000).unref();
+    }
+  }
+
+  async onTimer(partition: number, timer: Timer): Promise<void> {
+    const purpose = parseTimerKey(timer.key);
+    const remove = { timersRemove: [timer.key] };
+    const host = purpose ? await this.host(purpose.invocationId) : undefined;
+    if (!purpose || !host) {
+      await this.store.commit({ partition, ...remove });
+      return;
+    }
+    await host.run(async () => {
+      const now = this.now();
+      if (purpose.kind === 'sleep') {
+        if (host.journal.completions.has(purpose.completionId)) return host.commit({ write: remove });
+        const n = encodeNotification({ completionId: purpose.completionId, void: true });
+        return host.commit({ entries: [{ type: MessageType.SleepCompletionNotification, payload: n }], write: remove });
+      }
+      const expected = purpose.kind === 'start' ? 'scheduled' : 'backingOff';
+      if (host.status !== expected) return host.commit({ write: remove });
+      return host.commit({ events: [{ type: 'timerDue', now }], write: remove });
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.timers.stop();
+    for (const host of this.hosts.values()) host.attempt?.abort('server shutting down');
+    this.transport.close();
+  }
+
+  private waitFor(id: string, resolve: (c: CompletedInvocation) => void): void {
+    const list = this.waiters.get(id) ?? [];
+    list.push(resolve);
+    this.waiters.set(id, list);
+  }
+
+  /** Appends a notification unless the journal already has one for the same id (idempotent delivery). */
+  private async notify(id: string, type: number, n: Notification): Promise<void> {
+    const host = await this.host(id);
+    if (!host) return;
+    await host.run(async () => {
+      if (host.status === 'completed') return;
+      const j = host.journal;
+      const seen = n.completionId !== undefined ? j.completions.has(n.completionId) : n.signalId !== undefined && j.signals.has(n.signalId);
+      if (seen) return;
+      await host.commit({ entries: [{ type, payload: encodeNotification(n) }] });
+    });
+  }
+
+  private async invokeFromOutbox(body: Extract<OutboxBody, { kind: 'invoke' }>): Promise<void> {
+    const partition = this.partitionOfId(body.invocationId);
+    if (this.hosts.has(body.invocationId) || (await this.store.loadInvocation(partition, body.invocationId))) return;
+    const handler = this.registry.resolveHandler(body.target.service, body.target.handler);
+    if (!handler) throw new Error(`callee ${body.target.service}/${body.target.handler} is not registered`);
+    await this.invoke({
+      target: body.target,
+      input: Buffer.from(body.input, 'base64'),
+      headers: body.headers,
+      retryPolicy: handler.retryPolicy,
+      invokedBy: 'service',
+      invocationId: body.invocationId,
+      ...(body.caller ? { caller: body.caller } : {}),
+      ...(body.executeAt !== undefined ? { executeAt: body.executeAt } : {}),
+      ...(body.idempotencyKey !== undefined ? { idempotencyKey: body.idempotencyKey } : {}),
+    });
+  }
+}
+
+function completedOf(id: string, context: PersistedInvocation['context']): CompletedInvocation | undefined {
+  if (!context.completion || context.completedAt === undefined) return undefined;
+  return { id, target: context.target, completion: context.completion, completedAt: context.completedAt };
+}
+
+function resultOf(body: { value?: string; failure?: Notification['failure'] }): Pick<Notification, 'value' | 'failure' | 'void'> {
+  if (body.failure) return { failure: body.failure };
+  if (body.value !== undefined) return { value: Buffer.from(body.value, 'base64') };
+  return { void: true };
+}

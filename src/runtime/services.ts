@@ -1,0 +1,32 @@
+/**
+ * What an invocation actor and its attempts need from the runtime around them. One interface,
+ * so hosts and attempts never reach for globals and tests can see the whole surface.
+ */
+import type { Config } from '../config.js';
+import type { Registry } from '../registry/registry.js';
+import type { Transport } from '../protocol/transport.js';
+import type { OutboxMessage, Store, Timer } from '../store/types.js';
+import type { InvocationHost } from './invocation-host.js';
+
+export interface Logger {
+  info(msg: string): void;
+  warn(msg: string): void;
+  error(msg: string): void;
+}
+
+export interface RuntimeServices {
+  readonly store: Store;
+  readonly registry: Registry;
+  readonly transport: Transport;
+  readonly config: Config;
+  readonly log: Logger;
+  now(): number;
+  /** Durable timers were committed: arm them in process. */
+  readonly timers: { added(partition: number, timers: Timer[]): void };
+  /** Outbox messages were committed: deliver them. */
+  deliver(partition: number, messages: OutboxMessage[]): void;
+  /** The invocation completed (committed): answer whoever waits for it. */
+  completed(host: InvocationHost): void;
+  /** A commit failed: the actor is dropped and must be rebuilt from the store. */
+  lost(host: InvocationHost, err: unknown): void;
+}

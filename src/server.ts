@@ -1,0 +1,69 @@
+/**
+ * Builds the whole server from a config: store → registry → runtime → supervisor → the two
+ * HTTP listeners. The order matters: nothing is served before recovery has re-armed timers
+ * and restarted what was running.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from './config.js';
+import { openStore } from './store/index.js';
+import { Registry } from './registry/registry.js';
+import { Runtime } from './runtime/runtime.js';
+import { supervise } from './runtime/supervisor.js';
+import { createIngressApp } from './ingress/app.js';
+import { createAdminApp } from './admin/app.js';
+import type { Logger } from './runtime/services.js';
+
+export interface RunningServer {
+  log: Logger;
+  ingressPort: number;
+  adminPort: number;
+  stop(): Promise<void>;
+}
+
+const log: Logger = {
+  info: (m) => process.stdout.write(`${new Date().toISOString()} INFO ${m}\n`),
+  warn: (m) => process.stderr.write(`${new Date().toISOString()} WARN ${m}\n`),
+  error: (m) => process.stderr.write(`${new Date().toISOString()} ERROR ${m}\n`),
+};
+
+function listen(server: http.Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
+  });
+}
+
+export async function startServer(config: Config): Promise<RunningServer> {
+  const store = await openStore({ dataDir: config.dataDir, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) });
+  log.info(`store: ${store.info.backend} at ${store.info.location}`);
+  for (const w of store.info.warnings) log.warn(w);
+  const registry = await Registry.load(store);
+  const runtime = new Runtime(store, registry, config, log);
+  const recovered = await supervise(runtime);
+  if (recovered.resumed > 0 || recovered.redelivered > 0) {
+    log.info(`recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);
+  }
+
+  const ingress = http.createServer(createIngressApp({ runtime, registry, config }, log).callback());
+  const admin = http.createServer(createAdminApp({ registry, config }).callback());
+  // Calls block until their invocation completes: no server-side request timeout.
+  ingress.requestTimeout = 0;
+  ingress.keepAliveTimeout = 65_000;
+  const ingressPort = await listen(ingress, config.ingressPort, config.host);
+  const adminPort = await listen(admin, config.adminPort, config.host);
+  log.info(`ingress on :${ingressPort}, admin on :${adminPort}`);
+
+  return {
+    log,
+    ingressPort,
+    adminPort,
+    async stop() {
+      ingress.closeAllConnections();
+      admin.closeAllConnections();
+      await Promise.all([new Promise((r) => ingress.close(r)), new Promise((r) => admin.close(r))]);
+      await runtime.stop();
+      await store.close();
+    },
+  };
+}

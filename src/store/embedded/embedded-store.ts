@@ -1,0 +1,220 @@
+/**
+ * The default store when no Redis URL is given: LMDB through lmdb-js, one environment in a
+ * directory, one named table per concern, binary tuple keys (./tuple.ts).
+ *
+ * Each commit is one abortable child transaction. lmdb-js runs every transaction queued in the
+ * same event-loop turn inside one LMDB write transaction, so commits of one turn share one
+ * disk flush (our group commit, design.md "Store"); being a child transaction, a commit that
+ * throws (a journal conflict) is rolled back alone while its neighbours land.
+ *
+ *   snapshots   (p, id)                    -> snapshot JSON
+ *   active      (p, id)                    -> empty
+ *   journal     (p, id, index)             -> 2-byte BE type + payload
+ *   state       (p, service, key, field)   -> value bytes
+ *   timers      (p, dueAt, key)            -> empty       ordered scan for due timers
+ *   timerIndex  (p, key)                   -> timers key  finds a timer's slot to move/remove it
+ *   outbox      (p, id)                    -> body JSON
+ *   records     (p, kind, key)             -> value JSON
+ *   meta        ('registry')               -> registry JSON
+ */
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import {
+  bytesOf,
+  checkJournalIndex,
+  checkTransition,
+  conflictMessage,
+  decodeEntry,
+  decodeJson,
+  encodeJson,
+} from '../codec.js';
+import {
+  TransitionConflict,
+  type JournalEntry,
+  type OutboxMessage,
+  type Store,
+  type StoreInfo,
+  type Timer,
+  type Transition,
+} from '../types.js';
+import { partitionKey, partitionRange, planTransition, type KeyRange, type Plan } from './plan.js';
+import { decodeTuple, tupleKey } from './tuple.js';
+
+type Table = Database<Buffer, Buffer>;
+
+const TABLES = ['snapshots', 'active', 'journal', 'state', 'timers', 'timerIndex', 'outbox', 'records', 'meta'] as const;
+type Tables = Record<(typeof TABLES)[number], Table>;
+
+const EMPTY = Buffer.alloc(0);
+
+export class EmbeddedStore implements Store {
+  private constructor(
+    private readonly root: RootDatabase,
+    private readonly db: Tables,
+    readonly info: StoreInfo,
+  ) {}
+
+  static async open(dir: string): Promise<EmbeddedStore> {
+    const path = resolve(dir);
+    await mkdir(path, { recursive: true });
+    // Defaults keep every commit durable: no noSync / noMetaSync / useWritemap. noSubdir is
+    // explicit because lmdb-js guesses "file" for paths that look like they have an extension.
+    const root = open({ path, noSubdir: false, maxDbs: TABLES.length + 2 });
+    const db = {} as Tables;
+    for (const name of TABLES) db[name] = root.openDB<Buffer, Buffer>({ name, encoding: 'binary', keyEncoding: 'binary' });
+    return new EmbeddedStore(root, db, { backend: 'embedded', location: path, warnings: [] });
+  }
+
+  async commit(t: Transition): Promise<void> {
+    checkTransition(t);
+    // Built now, not when lmdb-js runs the callback: the caller may reuse its objects.
+    const plan = planTransition(t);
+    await this.root.childTransaction(() => this.apply(t, plan));
+    // lmdb-js resolves a transaction once it is visible; with overlapping sync the flush to
+    // disk comes after. Nothing may be acknowledged before it is durable.
+    await this.root.flushed;
+  }
+
+  private apply(t: Transition, plan: Plan): void {
+    const { db } = this;
+    for (const d of plan.deletes) {
+      db.snapshots.removeSync(d.snapshot);
+      db.active.removeSync(d.active);
+      removeRange(db.journal, d.journal);
+    }
+    plan.appends.forEach((append, i) => {
+      const length = this.lengthOf(append.range);
+      if (length !== append.at) throw new TransitionConflict(conflictMessage(t, i, length));
+      append.entries.forEach(([key, entry]) => db.journal.putSync(key, entry));
+    });
+    for (const inv of plan.invocations) {
+      db.snapshots.putSync(inv.key, inv.json);
+      if (inv.active) db.active.putSync(inv.key, EMPTY);
+      else db.active.removeSync(inv.key);
+    }
+    for (const op of plan.state) {
+      if (op.kind === 'set') db.state.putSync(op.key, op.value);
+      else if (op.kind === 'clear') db.state.removeSync(op.key);
+      else removeRange(db.state, op.range);
+    }
+    for (const index of plan.timersRemove) this.removeTimer(index);
+    for (const timer of plan.timersAdd) {
+      this.removeTimer(timer.index);
+      db.timers.putSync(timer.slot, EMPTY);
+      db.timerIndex.putSync(timer.index, timer.slot);
+    }
+    for (const key of plan.outboxRemove) db.outbox.removeSync(key);
+    for (const msg of plan.outboxAdd) db.outbox.putSync(msg.key, msg.json);
+    for (const rec of plan.records) {
+      if (rec.json === null) db.records.removeSync(rec.key);
+      else db.records.putSync(rec.key, rec.json);
+    }
+  }
+
+  private removeTimer(index: Buffer): void {
+    const slot = this.db.timerIndex.get(index);
+    if (slot === undefined) return;
+    this.db.timers.removeSync(slot);
+    this.db.timerIndex.removeSync(index);
+  }
+
+  private lengthOf(range: KeyRange): number {
+    for (const key of this.db.journal.getKeys({ start: range.end, end: range.start, reverse: true, limit: 1 })) {
+      return (decodeTuple(key).at(-1) as number) + 1;
+    }
+    return 0;
+  }
+
+  async loadInvocation(partition: number, id: string): Promise<unknown | undefined> {
+    const json = this.db.snapshots.get(partitionKey(partition, id));
+    return json === undefined ? undefined : decodeJson(json);
+  }
+
+  async listInvocations(partition: number): Promise<string[]> {
+    return this.idsIn(this.db.snapshots, partition);
+  }
+
+  async activeInvocations(partition: number): Promise<string[]> {
+    return this.idsIn(this.db.active, partition);
+  }
+
+  async readJournal(partition: number, id: string, from = 0): Promise<JournalEntry[]> {
+    checkJournalIndex(from);
+    const { end } = partitionRange(partition, id);
+    return [...this.db.journal.getRange({ start: partitionKey(partition, id, from), end })].map(({ value }) => decodeEntry(value));
+  }
+
+  async journalLength(partition: number, id: string): Promise<number> {
+    return this.lengthOf(partitionRange(partition, id));
+  }
+
+  async readState(partition: number, service: string, key: string): Promise<Map<string, Uint8Array>> {
+    const state = new Map<string, Uint8Array>();
+    for (const entry of this.db.state.getRange(partitionRange(partition, service, key))) {
+      state.set(decodeTuple(entry.key)[3] as string, bytesOf(entry.value));
+    }
+    return state;
+  }
+
+  async readStateKey(partition: number, service: string, key: string, stateKey: string): Promise<Uint8Array | undefined> {
+    const value = this.db.state.get(partitionKey(partition, service, key, stateKey));
+    return value === undefined ? undefined : bytesOf(value);
+  }
+
+  async dueTimers(partition: number, upTo: number, limit: number): Promise<Timer[]> {
+    if (limit <= 0 || Number.isNaN(upTo)) return [];
+    const { start } = partitionRange(partition);
+    const { end } = partitionRange(partition, upTo);
+    return [...this.db.timers.getKeys({ start, end, limit })].map(timerOf);
+  }
+
+  async nextTimer(partition: number): Promise<Timer | undefined> {
+    return [...this.db.timers.getKeys({ ...partitionRange(partition), limit: 1 })].map(timerOf)[0];
+  }
+
+  async outbox(partition: number): Promise<OutboxMessage[]> {
+    return [...this.db.outbox.getRange(partitionRange(partition))].map(({ key, value }) => ({
+      id: decodeTuple(key)[1] as string,
+      body: decodeJson(value),
+    }));
+  }
+
+  async getRecord(partition: number, kind: string, key: string): Promise<unknown | undefined> {
+    const json = this.db.records.get(partitionKey(partition, kind, key));
+    return json === undefined ? undefined : decodeJson(json);
+  }
+
+  async listRecords(partition: number, kind: string): Promise<string[]> {
+    return [...this.db.records.getKeys(partitionRange(partition, kind))].map((key) => decodeTuple(key)[2] as string);
+  }
+
+  async loadRegistry(): Promise<unknown | undefined> {
+    const json = this.db.meta.get(tupleKey('registry'));
+    return json === undefined ? undefined : decodeJson(json);
+  }
+
+  async saveRegistry(doc: unknown): Promise<void> {
+    const json = Buffer.from(encodeJson(doc, 'registry'));
+    await this.root.childTransaction(() => this.db.meta.putSync(tupleKey('registry'), json));
+    await this.root.flushed;
+  }
+
+  async close(): Promise<void> {
+    await this.root.close();
+  }
+
+  private idsIn(table: Table, partition: number): string[] {
+    return [...table.getKeys(partitionRange(partition))].map((key) => decodeTuple(key)[1] as string);
+  }
+}
+
+function removeRange(table: Table, range: KeyRange): void {
+  // Collected first: removing under a live cursor would move it.
+  for (const key of [...table.getKeys(range)]) table.removeSync(key);
+}
+
+function timerOf(key: Buffer): Timer {
+  const [, dueAt, timerKey] = decodeTuple(key);
+  return { key: timerKey as string, dueAt: dueAt as number };
+}

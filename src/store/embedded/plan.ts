@@ -1,0 +1,82 @@
+/**
+ * Turns a transition into the keys and bytes the embedded store writes, before the write
+ * transaction starts: encoding errors then surface to the caller without opening a
+ * transaction, and the write lock is held only for the puts and removes themselves.
+ */
+import { checkPartition, encodeEntry, encodeJson } from '../codec.js';
+import type { Transition } from '../types.js';
+import { prefixRange, tupleKey, type KeyPart } from './tuple.js';
+
+export interface KeyRange {
+  start: Buffer;
+  end: Buffer;
+}
+
+export type StatePlan =
+  | { kind: 'set'; key: Buffer; value: Buffer }
+  | { kind: 'clear'; key: Buffer }
+  | { kind: 'clearAll'; range: KeyRange };
+
+export interface Plan {
+  deletes: Array<{ snapshot: Buffer; active: Buffer; journal: KeyRange }>;
+  /** `entries` are keyed from `at` on: they are only written once the length is `at`. */
+  appends: Array<{ at: number; range: KeyRange; entries: Array<[Buffer, Buffer]> }>;
+  invocations: Array<{ key: Buffer; json: Buffer; active: boolean }>;
+  state: StatePlan[];
+  timersRemove: Buffer[];
+  timersAdd: Array<{ index: Buffer; slot: Buffer }>;
+  outboxRemove: Buffer[];
+  outboxAdd: Array<{ key: Buffer; json: Buffer }>;
+  records: Array<{ key: Buffer; json: Buffer | null }>;
+}
+
+/** A key of partition `p`; every table's keys start with the partition. */
+export function partitionKey(p: number, ...parts: KeyPart[]): Buffer {
+  checkPartition(p);
+  return tupleKey(p, ...parts);
+}
+
+export function partitionRange(p: number, ...parts: KeyPart[]): KeyRange {
+  checkPartition(p);
+  return prefixRange(p, ...parts);
+}
+
+export function planTransition(t: Transition): Plan {
+  const p = t.partition;
+  const json = (value: unknown, what: string) => Buffer.from(encodeJson(value, what), 'utf8');
+  return {
+    deletes: (t.deleteInvocations ?? []).map((id) => ({
+      snapshot: partitionKey(p, id),
+      active: partitionKey(p, id),
+      journal: partitionRange(p, id),
+    })),
+    appends: (t.journal ?? []).map((append) => ({
+      at: append.at,
+      range: partitionRange(p, append.id),
+      entries: append.entries.map((entry, i): [Buffer, Buffer] => [partitionKey(p, append.id, append.at + i), encodeEntry(entry)]),
+    })),
+    invocations: (t.invocations ?? []).map((inv) => ({
+      key: partitionKey(p, inv.id),
+      json: json(inv.snapshot, `snapshot of ${inv.id}`),
+      active: inv.active,
+    })),
+    state: (t.state ?? []).flatMap((group) =>
+      group.ops.map((op): StatePlan => {
+        if (op.op === 'set') return { kind: 'set', key: partitionKey(p, group.service, group.key, op.key), value: Buffer.from(op.value) };
+        if (op.op === 'clear') return { kind: 'clear', key: partitionKey(p, group.service, group.key, op.key) };
+        return { kind: 'clearAll', range: partitionRange(p, group.service, group.key) };
+      }),
+    ),
+    timersRemove: (t.timersRemove ?? []).map((key) => partitionKey(p, key)),
+    timersAdd: (t.timersAdd ?? []).map((timer) => ({
+      index: partitionKey(p, timer.key),
+      slot: partitionKey(p, timer.dueAt, timer.key),
+    })),
+    outboxRemove: (t.outboxRemove ?? []).map((id) => partitionKey(p, id)),
+    outboxAdd: (t.outboxAdd ?? []).map((msg) => ({ key: partitionKey(p, msg.id), json: json(msg.body, `outbox message ${msg.id}`) })),
+    records: (t.records ?? []).map((rec) => ({
+      key: partitionKey(p, rec.kind, rec.key),
+      json: rec.value === null || rec.value === undefined ? null : json(rec.value, `record ${rec.kind}/${rec.key}`),
+    })),
+  };
+}

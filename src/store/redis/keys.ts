@@ -1,0 +1,48 @@
+/**
+ * Redis key layout. Every key of partition N carries the hash tag `{pN}`, so one partition lives
+ * in one Redis Cluster slot and one Lua script may touch all of it (design.md, "Scaling past
+ * one machine"; Redis hashes only the text inside the first `{…}`).
+ *
+ *   rs:{pN}:invocations          set     every invocation id of the partition
+ *   rs:{pN}:active               set     non-terminal invocation ids
+ *   rs:{pN}:inv:<id>             string  JSON snapshot of one invocation
+ *   rs:{pN}:journal:<id>         list    journal entries (2-byte BE type + payload)
+ *   rs:{pN}:state:<json>         hash    state of one object/workflow key; <json> = JSON [service, key]
+ *   rs:{pN}:timers               zset    timer key scored by dueAt (epoch ms)
+ *   rs:{pN}:outbox               hash    message id -> JSON body
+ *   rs:{pN}:rec:<kind>           hash    record key -> JSON value
+ *   rs:registry                  string  JSON registry document (global, no tag)
+ *
+ * Each variable part is the last segment after a fixed, distinct prefix, so ids containing
+ * `:` or `/` cannot collide; the (service, key) pair is JSON-encoded because it has two
+ * variable parts.
+ */
+import { checkPartition } from '../codec.js';
+
+export const registryKey = 'rs:registry';
+
+export interface PartitionKeys {
+  invocations: string;
+  active: string;
+  timers: string;
+  outbox: string;
+  snapshot(id: string): string;
+  journal(id: string): string;
+  state(service: string, key: string): string;
+  records(kind: string): string;
+}
+
+export function partitionKeys(partition: number): PartitionKeys {
+  checkPartition(partition);
+  const p = `rs:{p${partition}}:`;
+  return {
+    invocations: `${p}invocations`,
+    active: `${p}active`,
+    timers: `${p}timers`,
+    outbox: `${p}outbox`,
+    snapshot: (id) => `${p}inv:${id}`,
+    journal: (id) => `${p}journal:${id}`,
+    state: (service, key) => `${p}state:${JSON.stringify([service, key])}`,
+    records: (kind) => `${p}rec:${kind}`,
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * The production store: Redis through ioredis. One Lua script per commit
+ * (`lua/commit-transition.lua`) makes a transition atomic; auto-pipelining sends the commits
+ * that become ready in one event-loop turn as one pipeline, which is our group commit: with
+ * `appendfsync always` Redis fsyncs once per event-loop iteration, before replying to any of
+ * them (design.md, "Store").
+ */
+import { Redis } from 'ioredis';
+import {
+  bytesOf,
+  checkJournalIndex,
+  checkTransition,
+  conflictMessage,
+  decodeEntry,
+  decodeJson,
+  encodeJson,
+  sortedUtf8,
+} from '../codec.js';
+import {
+  TransitionConflict,
+  type JournalEntry,
+  type OutboxMessage,
+  type Store,
+  type StoreInfo,
+  type Timer,
+  type Transition,
+} from '../types.js';
+import { commitArgs, type ScriptArg } from './commit-args.js';
+import { checkDurability } from './durability.js';
+import { partitionKeys, registryKey } from './keys.js';
+import { readLuaScript } from './scripts.js';
+
+export interface RedisStoreOptions {
+  /**
+   * A command without a reply after this many ms fails, so a Redis that hangs without closing
+   * the connection is reported instead of stalling the runtime. Default 15 000.
+   */
+  commandTimeout?: number;
+}
+
+/** 0 when applied, or [1-based append index, journal length found] on a conflict. */
+type CommitReply = 0 | [number, number];
+
+interface ScriptedRedis extends Redis {
+  commitTransition(numKeys: number, keys: string[], args: ScriptArg[]): Promise<CommitReply>;
+}
+
+export class RedisStore implements Store {
+  private constructor(
+    private readonly redis: ScriptedRedis,
+    readonly info: StoreInfo,
+  ) {}
+
+  static async open(url: string, options: RedisStoreOptions = {}): Promise<RedisStore> {
+    const redis = new Redis(url, {
+      lazyConnect: true,
+      enableAutoPipelining: true,
+      // Reconnect forever, but let commands fail rather than wait: a command issued while
+      // disconnected waits for at most two reconnection attempts, then is rejected.
+      retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 2000),
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: true,
+      connectTimeout: 2000,
+      commandTimeout: options.commandTimeout ?? 15_000,
+    }) as ScriptedRedis;
+    // Failures reach callers through rejected commands; without a listener ioredis would
+    // print every reconnection error.
+    redis.on('error', () => {});
+    try {
+      await redis.connect();
+      const lua = readLuaScript('commit-transition.lua');
+      redis.defineCommand('commitTransition', { lua });
+      // Loading up front surfaces a script that Redis refuses (e.g. a Redis older than 7.0
+      // does not accept the shebang) at startup rather than at the first commit.
+      await redis.script('LOAD', lua);
+      const warnings = await checkDurability(redis);
+      return new RedisStore(redis, { backend: 'redis', location: withoutPassword(url), warnings });
+    } catch (err) {
+      redis.disconnect();
+      throw err;
+    }
+  }
+
+  async commit(t: Transition): Promise<void> {
+    checkTransition(t);
+    const { keys, args } = commitArgs(t);
+    const reply = await this.redis.commitTransition(keys.length, keys, args);
+    if (Array.isArray(reply)) {
+      throw new TransitionConflict(conflictMessage(t, reply[0] - 1, reply[1]));
+    }
+  }
+
+  async loadInvocation(partition: number, id: string): Promise<unknown | undefined> {
+    const text = await this.redis.get(partitionKeys(partition).snapshot(id));
+    return text === null ? undefined : decodeJson(text);
+  }
+
+  async listInvocations(partition: number): Promise<string[]> {
+    return sortedUtf8(await this.redis.smembers(partitionKeys(partition).invocations));
+  }
+
+  async activeInvocations(partition: number): Promise<string[]> {
+    return sortedUtf8(await this.redis.smembers(partitionKeys(partition).active));
+  }
+
+  async readJournal(partition: number, id: string, from = 0): Promise<JournalEntry[]> {
+    checkJournalIndex(from);
+    const stored = await this.redis.lrangeBuffer(partitionKeys(partition).journal(id), from, -1);
+    return stored.map(decodeEntry);
+  }
+
+  async journalLength(partition: number, id: string): Promise<number> {
+    return this.redis.llen(partitionKeys(partition).journal(id));
+  }
+
+  async readState(partition: number, service: string, key: string): Promise<Map<string, Uint8Array>> {
+    const hash = await this.redis.hgetallBuffer(partitionKeys(partition).state(service, key));
+    const state = new Map<string, Uint8Array>();
+    for (const [field, value] of Object.entries(hash)) state.set(field, bytesOf(value));
+    return state;
+  }
+
+  async readStateKey(partition: number, service: string, key: string, stateKey: string): Promise<Uint8Array | undefined> {
+    const value = await this.redis.hgetBuffer(partitionKeys(partition).state(service, key), stateKey);
+    return value === null ? undefined : bytesOf(value);
+  }
+
+  async dueTimers(partition: number, upTo: number, limit: number): Promise<Timer[]> {
+    if (limit <= 0) return [];
+    const flat = await this.redis.zrangebyscore(partitionKeys(partition).timers, '-inf', upTo, 'WITHSCORES', 'LIMIT', 0, limit);
+    return timersOf(flat);
+  }
+
+  async nextTimer(partition: number): Promise<Timer | undefined> {
+    return timersOf(await this.redis.zrange(partitionKeys(partition).timers, 0, 0, 'WITHSCORES'))[0];
+  }
+
+  async outbox(partition: number): Promise<OutboxMessage[]> {
+    const hash = await this.redis.hgetall(partitionKeys(partition).outbox);
+    return sortedUtf8(Object.keys(hash)).map((id) => ({ id, body: decodeJson(hash[id]!) }));
+  }
+
+  async getRecord(partition: number, kind: string, key: string): Promise<unknown | undefined> {
+    const text = await this.redis.hget(partitionKeys(partition).records(kind), key);
+    return text === null ? undefined : decodeJson(text);
+  }
+
+  async listRecords(partition: number, kind: string): Promise<string[]> {
+    return sortedUtf8(await this.redis.hkeys(partitionKeys(partition).records(kind)));
+  }
+
+  async loadRegistry(): Promise<unknown | undefined> {
+    const text = await this.redis.get(registryKey);
+    return text === null ? undefined : decodeJson(text);
+  }
+
+  async saveRegistry(doc: unknown): Promise<void> {
+    await this.redis.set(registryKey, encodeJson(doc, 'registry'));
+  }
+
+  async close(): Promise<void> {
+    // QUIT waits for the replies of commands already sent; when Redis is unreachable there
+    // is nothing to wait for.
+    try {
+      await this.redis.quit();
+    } catch {
+      this.redis.disconnect();
+    }
+  }
+}
+
+function timersOf(flat: string[]): Timer[] {
+  const timers: Timer[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) timers.push({ key: flat[i]!, dueAt: Number(flat[i + 1]) });
+  return timers;
+}
+
+function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return url.replace(/\/\/[^@/]*@/, '//');
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * The store: transition-level operations over one partition at a time.
+ *
+ * Every change the runtime makes is one `Transition`, committed atomically (one Lua script
+ * in Redis, one write transaction in the embedded store). A commit either lands whole or not
+ * at all, so a crash leaves the old or the new state, never a mix (design.md, "The invariant").
+ *
+ * Keys of one partition live together (Redis hash tag `{pN}`), so a transition never spans
+ * partitions; work that lands in another partition travels through the outbox.
+ */
+
+/** One journal entry exactly as the service protocol carries it: message type id + protobuf payload. */
+export interface JournalEntry {
+  type: number;
+  payload: Uint8Array;
+}
+
+/** A durable timer: delivered to the runtime when `dueAt` (epoch ms) has passed. */
+export interface Timer {
+  /** Unique within its partition; the runtime encodes what the timer is for in it. */
+  key: string;
+  dueAt: number;
+}
+
+/** One write to a virtual object's / workflow's state. */
+export type StateOp =
+  | { op: 'set'; key: string; value: Uint8Array }
+  | { op: 'clear'; key: string }
+  | { op: 'clearAll' };
+
+/** A message waiting to be delivered to (possibly) another partition. */
+export interface OutboxMessage {
+  id: string;
+  /** JSON-serialisable body; the runtime gives it meaning. */
+  body: unknown;
+}
+
+/**
+ * Namespaced small records of a partition (idempotency index, object-key actors, workflow
+ * actors, durable promises, ...). `value: null` deletes.
+ */
+export interface RecordWrite {
+  kind: string;
+  key: string;
+  value: unknown | null;
+}
+
+export interface InvocationWrite {
+  id: string;
+  /** The persisted XState snapshot of machines/invocation.ts; JSON-serialisable. */
+  snapshot: unknown;
+  /** Whether the invocation is non-terminal (kept in the partition's active index). */
+  active: boolean;
+}
+
+export interface JournalAppend {
+  id: string;
+  /** The journal length this append expects to find; a mismatch rejects the whole commit. */
+  at: number;
+  entries: JournalEntry[];
+}
+
+/**
+ * Parts are applied in this order, so that a transition may delete and recreate an id, or
+ * remove and re-add a timer / outbox message, with a defined result:
+ * `deleteInvocations`, `journal` (in array order; a second append to the same id expects the
+ * length left by the first; a journal deleted just before counts as empty), `invocations`,
+ * `state` (groups and ops in order), `timersRemove`, `timersAdd` (adding an existing key moves
+ * it), `outboxRemove`, `outboxAdd`, `records` (in order). Every `at` is checked before
+ * anything is written.
+ *
+ * Snapshots, outbox bodies, records and the registry are stored as JSON text by every
+ * backend and read back through `JSON.parse`.
+ */
+export interface Transition {
+  partition: number;
+  invocations?: InvocationWrite[];
+  /** Removes invocation snapshots, their journals and their index entries. */
+  deleteInvocations?: string[];
+  journal?: JournalAppend[];
+  state?: Array<{ service: string; key: string; ops: StateOp[] }>;
+  timersAdd?: Timer[];
+  timersRemove?: string[];
+  outboxAdd?: OutboxMessage[];
+  outboxRemove?: string[];
+  records?: RecordWrite[];
+}
+
+/** Thrown by `commit` when a journal append finds another length than it expected. */
+export class TransitionConflict extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TransitionConflict';
+  }
+}
+
+export interface StoreInfo {
+  backend: 'redis' | 'embedded';
+  /** Where the data lives: a redis URL (password stripped) or a directory. */
+  location: string;
+  /** One line each, for settings under which acknowledged work could be lost or evicted. */
+  warnings: string[];
+}
+
+export interface Store {
+  readonly info: StoreInfo;
+
+  /** Applies the whole transition atomically and durably (as durable as the backend is set up). */
+  commit(transition: Transition): Promise<void>;
+
+  loadInvocation(partition: number, id: string): Promise<unknown | undefined>;
+  /** Ids of every invocation in the partition, terminal or not. Lists are sorted bytewise on UTF-8. */
+  listInvocations(partition: number): Promise<string[]>;
+  /** Ids of the partition's non-terminal invocations. */
+  activeInvocations(partition: number): Promise<string[]>;
+
+  /** Journal entries from index `from` (inclusive) to the end. */
+  readJournal(partition: number, id: string, from?: number): Promise<JournalEntry[]>;
+  journalLength(partition: number, id: string): Promise<number>;
+
+  /** The whole state of one object / workflow key. */
+  readState(partition: number, service: string, key: string): Promise<Map<string, Uint8Array>>;
+  readStateKey(partition: number, service: string, key: string, stateKey: string): Promise<Uint8Array | undefined>;
+
+  /** Timers due at or before `upTo`, earliest first (ties by key, bytewise on UTF-8). */
+  dueTimers(partition: number, upTo: number, limit: number): Promise<Timer[]>;
+  /** The earliest timer of the partition, if any. */
+  nextTimer(partition: number): Promise<Timer | undefined>;
+
+  /** Pending messages, ordered by id (bytewise on UTF-8); put a sequence in ids for FIFO. */
+  outbox(partition: number): Promise<OutboxMessage[]>;
+
+  getRecord(partition: number, kind: string, key: string): Promise<unknown | undefined>;
+  /** Keys of every record of a kind in the partition. */
+  listRecords(partition: number, kind: string): Promise<string[]>;
+
+  /** The deployment/service registry: one small global document. */
+  loadRegistry(): Promise<unknown | undefined>;
+  saveRegistry(doc: unknown): Promise<void>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,156 @@
+/**
+ * A throwaway redis-server for tests: the machine's binary on a free loopback port with its
+ * own empty directory. It never uses 6379, so a developer's Redis is never touched.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface StartRedisOptions {
+  /** Default 'yes'; 'no' to test the durability warning. */
+  appendonly?: 'yes' | 'no';
+  /** Default 'always', the durable setting (design.md, "Store"). */
+  appendfsync?: 'always' | 'everysec' | 'no';
+  /** Sets `requirepass`; the url then carries it. */
+  password?: string;
+  /** More `--name value` arguments for redis-server. */
+  args?: string[];
+}
+
+export interface RunningRedis {
+  url: string;
+  port: number;
+  dir: string;
+  /** Stops the server, keeping its directory. `kill: true` sends SIGKILL: no shutdown hook runs, as in a crash. */
+  halt(opts?: { kill?: boolean }): Promise<void>;
+  /** Starts a halted server again on the same port and directory; it reloads its AOF. */
+  resume(): Promise<void>;
+  /** `halt` then `resume`. */
+  restart(opts?: { kill?: boolean }): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A TCP port that was free a moment ago (the OS picks it), never 6379. */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const server = createServer();
+      server.unref();
+      server.on('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        const address = server.address();
+        server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      });
+    });
+    if (port !== 6379) return port;
+  }
+}
+
+export async function startRedis(opts: StartRedisOptions = {}): Promise<RunningRedis> {
+  const dir = await mkdtemp(join(tmpdir(), 'redstate-redis-'));
+  let port = 0;
+  let child: ChildProcess | undefined;
+  // Another process can take the port between freePort() and redis-server's bind.
+  for (let attempt = 1; !child; attempt++) {
+    port = await freePort();
+    try {
+      child = await launch(port, dir, opts);
+    } catch (err) {
+      if (attempt >= 5) {
+        await rm(dir, { recursive: true, force: true });
+        throw err;
+      }
+    }
+  }
+  let running: ChildProcess = child;
+  const handle: RunningRedis = {
+    url: opts.password ? `redis://:${encodeURIComponent(opts.password)}@127.0.0.1:${port}` : `redis://127.0.0.1:${port}`,
+    port,
+    dir,
+    async halt({ kill = false } = {}) {
+      await terminate(running, kill ? 'SIGKILL' : 'SIGTERM');
+    },
+    async resume() {
+      running = await launch(port, dir, opts);
+    },
+    async restart(how) {
+      await handle.halt(how);
+      await handle.resume();
+    },
+    async stop() {
+      await terminate(running, 'SIGTERM');
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+  return handle;
+}
+
+async function launch(port: number, dir: string, opts: StartRedisOptions): Promise<ChildProcess> {
+  const args = [
+    '--port', String(port),
+    '--bind', '127.0.0.1',
+    '--dir', dir,
+    '--appendonly', opts.appendonly ?? 'yes',
+    '--appendfsync', opts.appendfsync ?? 'always',
+    '--save', '',
+    '--daemonize', 'no',
+    '--logfile', '',
+    ...(opts.password ? ['--requirepass', opts.password] : []),
+    ...(opts.args ?? []),
+  ];
+  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+  const deadline = Date.now() + 10_000;
+  // Waiting for *our* pid, not just any PONG: if another server holds the port, ours exits.
+  while ((await serverPid(port, opts.password)) !== child.pid) {
+    if (exited) throw new Error(`redis-server on port ${port} exited before answering:\n${output}`);
+    if (Date.now() > deadline) {
+      await terminate(child, 'SIGKILL');
+      throw new Error(`redis-server on port ${port} did not answer within 10 s:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return child;
+}
+
+/** The process id of the Redis answering on `port`, from INFO server. */
+function serverPid(port: number, password?: string): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    let reply = '';
+    const done = (pid: number | undefined) => {
+      socket.destroy();
+      resolve(pid);
+    };
+    socket.setTimeout(500, () => done(undefined));
+    socket.on('error', () => done(undefined));
+    const auth = password === undefined ? '' : `AUTH ${JSON.stringify(password)}\r\n`;
+    socket.on('connect', () => socket.write(`${auth}INFO server\r\n`));
+    socket.on('data', (data) => {
+      reply += data.toString();
+      if (auth && reply.startsWith('+OK\r\n')) reply = reply.slice(5);
+      if (reply.startsWith('-')) return done(undefined);
+      const match = /process_id:(\d+)\r\n/.exec(reply);
+      if (match) done(Number(match[1]));
+    });
+  });
+}
+
+function terminate(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill(signal);
+  });
+}

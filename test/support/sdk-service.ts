@@ -1,0 +1,109 @@
+/**
+ * Runs a Restate SDK endpoint (a `.mjs` file using `@restatedev/restate-sdk`) as a child
+ * process for tests: `node --import poly.mjs <file>` with the port in `PORT`, resolved once
+ * the port accepts connections.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface StartedService {
+  port: number;
+  /** `http://127.0.0.1:<port>/` */
+  url: string;
+  stop(): Promise<void>;
+  proc: ChildProcess;
+}
+
+/** The checkout root: tests run from dist/test/…, the .mjs files stay in test/ (tsc does not copy them). */
+export function projectRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(path.join(dir, 'package.json'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('package.json not found above ' + fileURLToPath(import.meta.url));
+    dir = parent;
+  }
+  return dir;
+}
+
+/** A file under `test/support/` of the checkout, e.g. `services/basic.mjs`. */
+export function supportFile(relative: string): string {
+  return path.join(projectRoot(), 'test', 'support', relative);
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+const START_TIMEOUT_MS = 15_000;
+
+/**
+ * Starts `file` (absolute, or relative to the checkout root, or to `test/support/services/`).
+ * Output is kept and shown only if the process fails to start.
+ */
+export async function startService(file: string, opts: { port?: number; env?: Record<string, string> } = {}): Promise<StartedService> {
+  const root = projectRoot();
+  const candidates = path.isAbsolute(file) ? [file] : [path.join(root, file), supportFile(path.join('services', file))];
+  const script = candidates.find((c) => existsSync(c));
+  if (!script) throw new Error(`service file not found: ${candidates.join(' or ')}`);
+  const port = opts.port ?? (await freePort());
+  const proc = spawn(process.execPath, ['--import', supportFile('poly.mjs'), script], {
+    cwd: root,
+    env: { ...process.env, ...opts.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-20_000);
+  };
+  proc.stdout?.on('data', keep);
+  proc.stderr?.on('data', keep);
+  let exited: number | null | undefined;
+  const exit = new Promise<void>((resolve) =>
+    proc.once('exit', (code) => {
+      exited = code;
+      resolve();
+    }),
+  );
+
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (!(await canConnect(port))) {
+    if (exited !== undefined || Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      const why = exited !== undefined ? `exited with ${exited}` : `did not listen on ${port} within ${START_TIMEOUT_MS} ms`;
+      throw new Error(`${path.basename(script)} ${why}\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+
+  const stop = async () => {
+    if (exited !== undefined) return;
+    proc.kill('SIGTERM');
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 3_000);
+    await exit;
+    clearTimeout(timer);
+  };
+  return { port, url: `http://127.0.0.1:${port}/`, stop, proc };
+}

@@ -1,0 +1,91 @@
+/**
+ * The redstate server as a child process, the way a user runs it: `node dist/src/main.js`
+ * with environment configuration, killable with SIGKILL and restartable on the same data.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { freePort } from './sdk-service.js';
+
+const MAIN = path.resolve(process.cwd(), 'dist/src/main.js');
+
+export interface RedstateProcess {
+  ingress: string;
+  admin: string;
+  /** Everything the process printed, for failure messages. */
+  output(): string;
+  /** SIGKILL: no chance to flush or clean anything up. */
+  kill(): Promise<void>;
+  /** Starts the server again on the same ports and data. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface RedstateOptions {
+  /** Redis store; without it the embedded store in a fresh temp dir. */
+  redisUrl?: string;
+  env?: Record<string, string>;
+}
+
+async function waitReady(admin: string, proc: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`redstate exited with ${proc.exitCode}:\n${output()}`);
+    try {
+      const res = await fetch(`${admin}/health`);
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`redstate did not become ready:\n${output()}`);
+}
+
+export async function startRedstate(opts: RedstateOptions = {}): Promise<RedstateProcess> {
+  const [ingressPort, adminPort] = [await freePort(), await freePort()];
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'redstate-data-'));
+  let log = '';
+  let proc: ChildProcess;
+  const env = {
+    ...process.env,
+    REDSTATE_INGRESS_PORT: String(ingressPort),
+    REDSTATE_ADMIN_PORT: String(adminPort),
+    REDSTATE_HOST: '127.0.0.1',
+    REDSTATE_DATA_DIR: dataDir,
+    ...(opts.redisUrl ? { REDSTATE_REDIS_URL: opts.redisUrl } : {}),
+    ...opts.env,
+  };
+  const admin = `http://127.0.0.1:${adminPort}`;
+  const launch = async () => {
+    proc = spawn(process.execPath, ['--enable-source-maps', MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    proc.stdout!.on('data', (d: Buffer) => (log += d.toString()));
+    proc.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+    await waitReady(admin, proc, () => log);
+  };
+  const exited = () =>
+    new Promise<void>((resolve) => {
+      if (proc.exitCode !== null || proc.signalCode !== null) resolve();
+      else proc.once('exit', () => resolve());
+    });
+  await launch();
+  return {
+    ingress: `http://127.0.0.1:${ingressPort}`,
+    admin,
+    output: () => log,
+    async kill() {
+      proc.kill('SIGKILL');
+      await exited();
+    },
+    async restart() {
+      log += '\n--- restart ---\n';
+      await launch();
+    },
+    async stop() {
+      proc.kill('SIGTERM');
+      await exited();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,71 @@
+// SDK services for the end-to-end tests of durable execution. Every side effect inside a
+// ctx.run bumps a counter, so tests can check that each step ran exactly once, also across
+// a SIGKILL of the server.
+//
+// env PORT         port of the SDK endpoint (h2c)
+// env COUNTS_PORT  port of a plain HTTP server answering GET /counts with the counters as JSON
+import http from 'node:http';
+import * as restate from '@restatedev/restate-sdk';
+
+const counts = {};
+const bump = (key) => {
+  counts[key] = (counts[key] ?? 0) + 1;
+  return counts[key];
+};
+
+const durable = restate.service({
+  name: 'Durable',
+  handlers: {
+    greet: async (_ctx, name) => `hi ${name}`,
+    noInput: async () => 'no input',
+    // Three steps, then a durable sleep, then a result built from the journaled step values.
+    steps: async (ctx, { tag, sleepMs }) => {
+      const a = await ctx.run('a', () => bump(`${tag}:a`));
+      const b = await ctx.run('b', () => bump(`${tag}:b`));
+      const c = await ctx.run('c', () => bump(`${tag}:c`));
+      await ctx.sleep(sleepMs ?? 0);
+      bump(`${tag}:done`);
+      return `${tag}:${a}${b}${c}`;
+    },
+    sleepy: async (ctx, ms) => {
+      await ctx.sleep(ms);
+      return `slept ${ms}`;
+    },
+    fail: async () => {
+      throw new restate.TerminalError('terminal boom', { errorCode: 418, metadata: { why: 'test' } });
+    },
+    failDefault: async () => {
+      throw new restate.TerminalError('terminal default code');
+    },
+    // Fails with a retryable error `times` times, counted per tag, then succeeds.
+    flaky: async (_ctx, { tag, times }) => {
+      const attempt = bump(`${tag}:attempt`);
+      if (attempt <= times) throw new Error(`flaky failure attempt ${attempt}`);
+      return `ok after ${attempt}`;
+    },
+    alwaysFailKill: restate.handlers.handler(
+      { retryPolicy: { maxAttempts: 3, onMaxAttempts: 'kill', initialInterval: 50, maxInterval: 100 } },
+      async () => {
+        throw new Error('always fails (kill)');
+      },
+    ),
+    bytes: restate.handlers.handler(
+      { input: restate.serde.binary, output: restate.serde.binary },
+      async (_ctx, input) => new Uint8Array([...input].reverse()),
+    ),
+  },
+});
+
+const port = Number(process.env.PORT);
+if (!Number.isInteger(port) || port <= 0) throw new Error('set PORT');
+restate.endpoint().bind(durable).listen(port).then(() => console.log(`durable.mjs listening on ${port}`));
+
+const countsPort = Number(process.env.COUNTS_PORT);
+if (countsPort > 0) {
+  http
+    .createServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(counts));
+    })
+    .listen(countsPort);
+}

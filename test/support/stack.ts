@@ -1,0 +1,53 @@
+/**
+ * A whole end-to-end stack for one test file: an optional real Redis, the redstate server as a
+ * child process, and an SDK service process registered as a deployment.
+ */
+import got, { type Got } from 'got';
+import path from 'node:path';
+import { startRedis } from './redis.js';
+import { startRedstate, type RedstateProcess } from './server.js';
+import { startService } from './sdk-service.js';
+import { freePort } from './sdk-service.js';
+
+export type StoreKind = 'embedded' | 'redis';
+export const storeKinds: StoreKind[] = ['embedded', 'redis'];
+
+export interface Stack {
+  server: RedstateProcess;
+  ingress: Got;
+  admin: Got;
+  serviceUrl: string;
+  /** Execution counters kept by the SDK service (durable.mjs). */
+  counts(): Promise<Record<string, number>>;
+  stop(): Promise<void>;
+}
+
+const client = (prefixUrl: string) =>
+  got.extend({ prefixUrl, throwHttpErrors: false, retry: { limit: 0 }, timeout: { request: 60_000 } });
+
+export async function startStack(store: StoreKind, opts: { serviceFile?: string; env?: Record<string, string> } = {}): Promise<Stack> {
+  const redis = store === 'redis' ? await startRedis() : undefined;
+  const countsPort = await freePort();
+  const service = await startService(path.resolve('test/support/services', opts.serviceFile ?? 'durable.mjs'), {
+    env: { COUNTS_PORT: String(countsPort) },
+  });
+  const server = await startRedstate({ ...(redis ? { redisUrl: redis.url } : {}), ...(opts.env ? { env: opts.env } : {}) });
+  const admin = client(server.admin);
+  const registered = await admin.post('deployments', { json: { uri: service.url } });
+  if (registered.statusCode !== 201) throw new Error(`registration failed: ${registered.statusCode} ${registered.body}`);
+  return {
+    server,
+    ingress: client(server.ingress),
+    admin,
+    serviceUrl: service.url,
+    async counts() {
+      const res = await fetch(`http://127.0.0.1:${countsPort}/counts`);
+      return (await res.json()) as Record<string, number>;
+    },
+    async stop() {
+      await server.stop();
+      await service.stop();
+      await redis?.stop();
+    },
+  };
+}

@@ -1,0 +1,238 @@
+import test from 'ava';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  IdError,
+  awakeableIdToString,
+  deploymentIdToString,
+  deterministicInvocationId,
+  invocationIdFromBytes,
+  invocationIdToBytes,
+  invocationIdToString,
+  newDeploymentId,
+  newInvocationId,
+  parseAwakeableId,
+  parseDeploymentId,
+  parseInvocationId,
+  partitionKeyOf,
+  randomPartitionKey,
+  type IdErrorReason,
+  type InvocationId,
+} from '../../src/protocol/ids.js';
+
+const VECTORS = path.resolve(process.cwd(), '../shared/docs/protocol-vectors');
+const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+const fromHex = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'hex'));
+
+interface Message {
+  dir: string;
+  type: string;
+  decoded: Record<string, unknown>;
+}
+interface Exchange {
+  note: string;
+  http: { request_headers: Record<string, string> };
+  messages: Message[];
+}
+const vectors = ['v6', 'v7'].flatMap((dir) =>
+  readdirSync(path.join(VECTORS, dir))
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => ({
+      name: `${dir}/${f}`,
+      exchanges: (JSON.parse(readFileSync(path.join(VECTORS, dir, f), 'utf8')) as { exchanges: Exchange[] }).exchanges,
+    })),
+);
+
+function startOf(ex: Exchange): { id: string; debugId: string } {
+  const start = ex.messages.find((m) => m.type === 'Start');
+  if (start === undefined) throw new Error(`no Start in ${ex.note}`);
+  return { id: (start.decoded.id as { hex: string }).hex, debugId: start.decoded.debug_id as string };
+}
+
+function throwsIdError(t: import('ava').ExecutionContext, fn: () => unknown, reason: IdErrorReason, label: string): void {
+  const err = t.throws(fn, { instanceOf: IdError }, label);
+  t.is(err?.message, reason, label);
+  t.is((err as IdError | undefined)?.reason, reason, label);
+}
+
+// --- invocation ids ----------------------------------------------------------------------------
+
+test('the §14 example: bytes ⇄ string, with the little-endian byte-group quirk', (t) => {
+  const bytes = fromHex('1e4a475baa6f26a46a52718c98780b9b3b0be319106c97ff');
+  const s = 'inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi';
+  const id = invocationIdFromBytes(bytes);
+  t.is(id.partitionKey, 0x1e4a475baa6f26a4n);
+  t.is(invocationIdToString(id), s);
+  t.is(hex(invocationIdToBytes(parseInvocationId(s))), hex(bytes));
+  t.is(s.length, 38);
+});
+
+test('every Start id / debug_id pair in the vectors, and the x-restate-invocation-id header', (t) => {
+  let count = 0;
+  for (const { name, exchanges } of vectors) {
+    for (const ex of exchanges) {
+      const { id, debugId } = startOf(ex);
+      t.is(invocationIdToString(invocationIdFromBytes(fromHex(id))), debugId, name);
+      t.is(hex(invocationIdToBytes(parseInvocationId(debugId))), id, name);
+      t.is(ex.http.request_headers['x-restate-invocation-id'], debugId, name);
+      count++;
+    }
+  }
+  t.true(count >= 80, `${count} Start messages`);
+});
+
+test('invocation ids in CallInvocationIdCompletion notifications round-trip', (t) => {
+  const ids = vectors.flatMap((v) =>
+    v.exchanges.flatMap((ex) =>
+      ex.messages.filter((m) => m.type === 'CallInvocationIdCompletionNotification').map((m) => m.decoded.invocation_id as string),
+    ),
+  );
+  t.true(ids.length > 0);
+  for (const s of ids) t.is(invocationIdToString(parseInvocationId(s)), s);
+});
+
+test('extreme values are zero-padded to fixed width and round-trip', (t) => {
+  const zero: InvocationId = { partitionKey: 0n, uuid: new Uint8Array(16) };
+  t.is(invocationIdToString(zero), `inv_1${'0'.repeat(33)}`);
+  const max: InvocationId = { partitionKey: 2n ** 64n - 1n, uuid: new Uint8Array(16).fill(0xff) };
+  const s = invocationIdToString(max);
+  t.is(s.length, 38);
+  t.deepEqual(parseInvocationId(s), max);
+  for (let i = 0; i < 200; i++) {
+    const id = { partitionKey: randomPartitionKey(), uuid: newInvocationId(0n).uuid };
+    t.deepEqual(parseInvocationId(invocationIdToString(id)), id);
+  }
+});
+
+test('parseInvocationId errors match restate-server (reference-behavior.md §1.3)', (t) => {
+  const valid = 'inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi';
+  const cases: [string, IdErrorReason][] = [
+    ['not-an-id', 'bad format'],
+    ['garbage', 'bad format'],
+    ['bad', 'bad format'],
+    ['inv_123', 'bad length'],
+    ['', 'bad length'],
+    ['inv_', 'bad length'],
+    [valid.slice(0, -1), 'bad length'],
+    [`${valid}x`, 'bad length'],
+    ['inv_2e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi', 'unrecognized codec version'],
+    ['dp_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi', 'bad format'],
+    ['foo_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi', 'bad format'],
+    ['inv_1e5LzHaWLYBg7Mif5X5Oik-kqq1YSVGOUi', 'base62 decode error'],
+    [`inv_1${'Z'.repeat(11)}7Mif5X5OikFkqq1YSVGOUi`, 'base62 decode error'],
+  ];
+  for (const [s, reason] of cases) throwsIdError(t, () => parseInvocationId(s), reason, s);
+  throwsIdError(t, () => invocationIdFromBytes(new Uint8Array(23)), 'bad length', '23 bytes');
+});
+
+test('newInvocationId: ULID-like uuid with the current ms timestamp first', (t) => {
+  const before = Date.now();
+  const a = newInvocationId(42n);
+  const b = newInvocationId(42n);
+  const after = Date.now();
+  t.is(a.partitionKey, 42n);
+  t.is(a.uuid.length, 16);
+  t.notDeepEqual(a.uuid, b.uuid);
+  const ms = Buffer.from(a.uuid).readUIntBE(0, 6);
+  t.true(ms >= before && ms <= after);
+  t.deepEqual(parseInvocationId(invocationIdToString(a)), a);
+});
+
+test('deterministicInvocationId reproduces the workflow-run id in the vectors', (t) => {
+  // v6/v7 workflow-promise: Signup/wf1 run is inv_1j2qHrZ52MQW3QfeCDpd3UYcyv36p69SHn in both captures.
+  const id = deterministicInvocationId(0x72cbd5803feac2ddn, ['wf', 'Signup', 'wf1']);
+  t.is(invocationIdToString(id), 'inv_1j2qHrZ52MQW3QfeCDpd3UYcyv36p69SHn');
+  t.deepEqual(deterministicInvocationId(1n, ['ik', 'S', 'h', 'k']), deterministicInvocationId(1n, ['ik', 'S', 'h', 'k']));
+  t.notDeepEqual(deterministicInvocationId(1n, ['wf', 'Signup', 'wf2']).uuid, id.uuid);
+});
+
+test('partition keys: stable per key, 64-bit, independent of anything but the key', (t) => {
+  t.is(partitionKeyOf('k1'), partitionKeyOf('k1'));
+  t.not(partitionKeyOf('k1'), partitionKeyOf('k2'));
+  for (const k of ['', 'a', 'ü', 'x'.repeat(1000)]) {
+    const pk = partitionKeyOf(k);
+    t.true(pk >= 0n && pk < 2n ** 64n);
+  }
+  const r = randomPartitionKey();
+  t.true(r >= 0n && r < 2n ** 64n);
+  t.not(randomPartitionKey(), randomPartitionKey());
+});
+
+// --- awakeable ids -----------------------------------------------------------------------------
+
+test('awakeable vectors: the id the handler printed is Start.id of the waiter plus signal 17', (t) => {
+  for (const name of ['v6/awakeable.json', 'v7/awakeable.json']) {
+    const { exchanges } = vectors.find((v) => v.name === name)!;
+    const waiter = exchanges.find((ex) => ex.note.startsWith('waiter'))!;
+    const { id, debugId } = startOf(waiter);
+    const proposal = waiter.messages.find((m) => m.type === 'ProposeRunCompletion')!;
+    const printed = JSON.parse((proposal.decoded.value as { utf8: string }).utf8) as string;
+    t.is(awakeableIdToString(fromHex(id), 17), printed, name);
+    t.is(printed.length, 44);
+
+    const parsed = parseAwakeableId(printed);
+    t.is(parsed.kind, 'signal');
+    t.is(parsed.kind === 'signal' ? parsed.signalIndex : -1, 17);
+    t.is(invocationIdToString(parsed.invocationId), debugId);
+
+    const completed = exchanges
+      .flatMap((ex) => ex.messages)
+      .find((m) => m.type === 'CompleteAwakeableCommand')!.decoded.awakeable_id;
+    t.is(completed, printed, `${name}: resolver used the same id`);
+    const signal = exchanges.flatMap((ex) => ex.messages).find((m) => m.type === 'SignalNotification')!;
+    t.is(signal.decoded.idx, 17);
+  }
+  t.is(
+    awakeableIdToString(fromHex('2b2fe41b84ba0ff8ba8dc4829d808982688d5416316a61ab'), 17),
+    'sign_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAEQ',
+  );
+});
+
+test('legacy prom_1 awakeable ids carry an entry index', (t) => {
+  const parsed = parseAwakeableId('prom_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAEQ');
+  t.is(parsed.kind, 'entry');
+  t.is(parsed.kind === 'entry' ? parsed.entryIndex : -1, 17);
+  t.is(invocationIdToString(parsed.invocationId), 'inv_1liqmyz15urx5docOctm0sIS2JeZC9ra9I');
+});
+
+test('parseAwakeableId errors', (t) => {
+  const cases: [string, IdErrorReason][] = [
+    ['garbage', 'bad format'],
+    ['', 'bad length'],
+    ['inv_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAEQ', 'bad format'],
+    ['sign_2Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAEQ', 'unrecognized codec version'],
+    ['sign_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAA', 'bad length'],
+    ['sign_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAEQAA', 'bad length'],
+    ['sign_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAE!', 'base62 decode error'],
+    ['sign_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAER', 'base62 decode error'],
+  ];
+  for (const [s, reason] of cases) throwsIdError(t, () => parseAwakeableId(s), reason, s);
+  t.throws(() => awakeableIdToString(new Uint8Array(8), 17), { instanceOf: IdError });
+});
+
+// --- deployment ids ----------------------------------------------------------------------------
+
+test('deployment ids: shape and round trip', (t) => {
+  const example = 'dp_15mkDZVNLJ7axAH3QeEdtQt';
+  t.is(deploymentIdToString(parseDeploymentId(example)), example);
+  for (let i = 0; i < 50; i++) {
+    const id = newDeploymentId();
+    t.regex(id, /^dp_1[0-9a-zA-Z]{22}$/);
+    t.is(deploymentIdToString(parseDeploymentId(id)), id);
+  }
+  t.not(newDeploymentId(), newDeploymentId());
+});
+
+test('parseDeploymentId errors match restate-server (reference-behavior.md §3.3)', (t) => {
+  const cases: [string, IdErrorReason][] = [
+    ['garbage', 'bad format'],
+    ['dp_1234567890123456789012', 'bad length'],
+    ['dp_15mkDZVNLJ7axAH3QeEdtQtX', 'bad length'],
+    ['', 'bad length'],
+    ['dp_nope', 'unrecognized codec version'],
+    ['inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi', 'unrecognized codec version'],
+    ['_15mkDZVNLJ7axAH3QeEdtQt', 'unrecognized codec version'],
+    ['dp_15mkDZVNLJ7axAH3QeEd-Qt', 'base62 decode error'],
+  ];
+  for (const [s, reason] of cases) throwsIdError(t, () => parseDeploymentId(s), reason, s);
+});
