@@ -147,8 +147,8 @@ export class Attempt {
           else if (headers['content-type'] !== contentType) this.broken(`unexpected content-type '${String(headers['content-type'])}' from the deployment`);
         },
         onData: (chunk) => this.onData(chunk),
-        onEnd: () => this.broken('the deployment ended the stream without End, Suspension or Error'),
-        onError: (err) => this.broken(err.message),
+        onEnd: () => this.streamEnded('the deployment ended the stream without End, Suspension or Error'),
+        onError: (err) => this.streamEnded(err.message),
       },
     );
     this.stream.write(Buffer.concat(replay));
@@ -161,6 +161,20 @@ export class Attempt {
     if (this.finished) return;
     this.abort(message);
     this.host.attemptBroken(this, message, code);
+  }
+
+  /**
+   * The response is over. Frames that arrived before it are still queued on the invocation,
+   * so the verdict waits behind them: only a stream that ended without End, Suspension or
+   * Error is a failed attempt.
+   */
+  private streamEnded(message: string): void {
+    this.host
+      .run(async () => {
+        if (this.finished || this.host.attempt !== this) return;
+        this.broken(message);
+      })
+      .catch((err: unknown) => this.host.services.log.error(`invocation ${this.host.id}: ${String(err)}`));
   }
 
   private onData(chunk: Buffer): void {

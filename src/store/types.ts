@@ -105,7 +105,12 @@ export interface StoreInfo {
 export interface Store {
   readonly info: StoreInfo;
 
-  /** Applies the whole transition atomically and durably (as durable as the backend is set up). */
+  /**
+   * Applies the whole transition atomically and durably (as durable as the backend is set up).
+   * Rejects with `TransitionConflict` when nothing was written. Any other rejection (Redis
+   * unreachable, command timeout) is ambiguous: the transition may or may not have landed, so
+   * reload from the store before retrying.
+   */
   commit(transition: Transition): Promise<void>;
 
   loadInvocation(partition: number, id: string): Promise<unknown | undefined>;

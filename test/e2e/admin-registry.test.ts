@@ -12,7 +12,8 @@ import { createAdminApp } from '../../src/admin/app.js';
 import { AdminError } from '../../src/errors.js';
 import { Registry } from '../../src/registry/registry.js';
 import type { Store } from '../../src/store/types.js';
-import { freePort, startService, type StartedService } from '../support/sdk-service.js';
+import { startService, type StartedService } from '../support/sdk-service.js';
+import { freePort } from '../support/ports.js';
 
 let h2: StartedService;
 let h1: StartedService;

@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './ports.js';
 
 export interface StartRedisOptions {
   /** Default 'yes'; 'no' to test the durability warning. */
@@ -33,20 +34,6 @@ export interface RunningRedis {
 }
 
 /** A TCP port that was free a moment ago (the OS picks it), never 6379. */
-export async function freePort(): Promise<number> {
-  for (;;) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const server = createServer();
-      server.unref();
-      server.on('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        const address = server.address();
-        server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-      });
-    });
-    if (port !== 6379) return port;
-  }
-}
 
 export async function startRedis(opts: StartRedisOptions = {}): Promise<RunningRedis> {
   const dir = await mkdtemp(join(tmpdir(), 'redstate-redis-'));
@@ -87,6 +74,12 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RunningR
   return handle;
 }
 
+/** A server must not outlive the test process, even when a test times out or crashes. */
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
 async function launch(port: number, dir: string, opts: StartRedisOptions): Promise<ChildProcess> {
   const args = [
     '--port', String(port),
@@ -108,8 +101,14 @@ async function launch(port: number, dir: string, opts: StartRedisOptions): Promi
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
   let exited = false;
+  live.add(child);
   child.once('exit', () => {
     exited = true;
+    live.delete(child);
+  });
+  child.once('error', (err) => {
+    exited = true;
+    collect(Buffer.from(`spawn failed: ${err.message}`));
   });
   const deadline = Date.now() + 10_000;
   // Waiting for *our* pid, not just any PONG: if another server holds the port, ours exits.

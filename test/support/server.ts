@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from './sdk-service.js';
+import { freePort } from './ports.js';
 
 const MAIN = path.resolve(process.cwd(), 'dist/src/main.js');
 

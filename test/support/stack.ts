@@ -7,7 +7,7 @@ import path from 'node:path';
 import { startRedis } from './redis.js';
 import { startRedstate, type RedstateProcess } from './server.js';
 import { startService } from './sdk-service.js';
-import { freePort } from './sdk-service.js';
+import { freePort } from './ports.js';
 
 export type StoreKind = 'embedded' | 'redis';
 export const storeKinds: StoreKind[] = ['embedded', 'redis'];
@@ -25,15 +25,23 @@ export interface Stack {
 const client = (prefixUrl: string) =>
   got.extend({ prefixUrl, throwHttpErrors: false, retry: { limit: 0 }, timeout: { request: 60_000 } });
 
-export async function startStack(store: StoreKind, opts: { serviceFile?: string; env?: Record<string, string> } = {}): Promise<Stack> {
+export interface StackOptions {
+  serviceFile?: string;
+  /** Environment of the redstate process. */
+  env?: Record<string, string>;
+  /** Serve the SDK endpoint over HTTP/1.1 request/response and register it with `use_http_11`. */
+  http1?: boolean;
+}
+
+export async function startStack(store: StoreKind, opts: StackOptions = {}): Promise<Stack> {
   const redis = store === 'redis' ? await startRedis() : undefined;
   const countsPort = await freePort();
   const service = await startService(path.resolve('test/support/services', opts.serviceFile ?? 'durable.mjs'), {
-    env: { COUNTS_PORT: String(countsPort) },
+    env: { COUNTS_PORT: String(countsPort), ...(opts.http1 ? { HTTP1: '1' } : {}) },
   });
   const server = await startRedstate({ ...(redis ? { redisUrl: redis.url } : {}), ...(opts.env ? { env: opts.env } : {}) });
   const admin = client(server.admin);
-  const registered = await admin.post('deployments', { json: { uri: service.url } });
+  const registered = await admin.post('deployments', { json: { uri: service.url, ...(opts.http1 ? { use_http_11: true } : {}) } });
   if (registered.statusCode !== 201) throw new Error(`registration failed: ${registered.statusCode} ${registered.body}`);
   return {
     server,

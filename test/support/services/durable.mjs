@@ -3,6 +3,7 @@
 // a SIGKILL of the server.
 //
 // env PORT         port of the SDK endpoint (h2c)
+// env HTTP1=1      serve HTTP/1.1 request-response (http1Handler) instead of h2c bidi
 // env COUNTS_PORT  port of a plain HTTP server answering GET /counts with the counters as JSON
 import http from 'node:http';
 import * as restate from '@restatedev/restate-sdk';
@@ -56,9 +57,29 @@ const durable = restate.service({
   },
 });
 
+// The same steps with a short inactivity timeout: the server closes the request while the
+// handler sleeps, so the SDK suspends and a second attempt replays the journal.
+const suspender = restate.service({
+  name: 'Suspender',
+  handlers: {
+    steps: async (ctx, { tag, sleepMs }) => {
+      const a = await ctx.run('a', () => bump(`${tag}:a`));
+      await ctx.sleep(sleepMs);
+      const b = await ctx.run('b', () => bump(`${tag}:b`));
+      return `${tag}:${a}${b}:${ctx.rand.uuidv4().length}`;
+    },
+  },
+  options: { inactivityTimeout: 200 },
+});
+
 const port = Number(process.env.PORT);
 if (!Number.isInteger(port) || port <= 0) throw new Error('set PORT');
-restate.endpoint().bind(durable).listen(port).then(() => console.log(`durable.mjs listening on ${port}`));
+const endpoint = restate.endpoint().bind(durable).bind(suspender);
+if (process.env.HTTP1 === '1') {
+  http.createServer(endpoint.http1Handler()).listen(port, () => console.log(`durable.mjs listening on ${port} (HTTP/1.1)`));
+} else {
+  endpoint.listen(port).then(() => console.log(`durable.mjs listening on ${port}`));
+}
 
 const countsPort = Number(process.env.COUNTS_PORT);
 if (countsPort > 0) {

@@ -1,9 +1,12 @@
 #!lua
 --[[
   Commits one transition of one partition: all of it or, on a journal conflict, nothing
-  (design.md, "The invariant"). The shebang matters: a script declared with a shebang and
-  without `allow-oom` is refused up front when Redis is out of memory, instead of failing
-  at its first write after earlier writes already landed (Redis >= 7.0).
+  (design.md, "The invariant"). All checks run before the first write, because Redis does
+  not roll back the writes of a script that stops half-way.
+
+  The shebang (Redis >= 7.0) declares the script without `allow-oom`: while Redis is over
+  maxmemory the whole commit is refused before it runs, rather than being judged at its first
+  memory-growing command (a transition starting with a delete would then slip past the limit).
 
   Every key is passed in KEYS and all share the partition's hash tag, so the script runs in
   one Redis Cluster slot. Sections below are read in order by two cursors, one over KEYS
