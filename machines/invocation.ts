@@ -68,6 +68,13 @@ export interface InvocationInput {
   retryPolicy: RetryPolicy;
   /** Epoch ms at which to start; absent or past means now. */
   executeAt?: number;
+  /**
+   * Runs under its key's exclusive lock (virtual-object exclusive handler, workflow `run`):
+   * it may only run once machines/object-key.ts granted the lock.
+   */
+  exclusive?: boolean;
+  /** Holds its key's lock (granted in the creating commit, or later by `lockGranted`). */
+  lockHeld?: boolean;
   now: number;
 }
 
@@ -88,6 +95,7 @@ export interface InvocationContext extends Omit<InvocationInput, 'executeAt' | '
 
 export type InvocationEvent =
   | { type: 'timerDue'; now: number }
+  | { type: 'lockGranted'; now: number }
   | { type: 'suspend'; awaiting: Awaiting; now: number }
   | { type: 'wake'; now: number }
   | { type: 'attemptFailed'; failure: AttemptFailure; now: number }
@@ -118,10 +126,15 @@ export const invocationMachine = setup({
     // Effects: declared here so the graph shows them; the runtime performs them after commit.
     startAttempt: () => {},
     armTimer: (_, _params: { kind: 'start' | 'retry'; dueAt: number }) => {},
+    /** Ask the key's lock for this invocation (it waits in `pending` until granted). */
+    requestLock: () => {},
+    /** Pass the key's lock on; in the same commit as the completion. */
+    releaseLock: () => {},
     respond: () => {},
   },
   guards: {
     delayed: ({ context }) => context.scheduledStartAt !== undefined,
+    waitsForLock: ({ context }) => context.exclusive === true,
     shouldRetry: ({ context, event }) =>
       event.type === 'attemptFailed' && failureOutcome(context, event.failure) === 'retry',
     shouldPause: ({ context, event }) =>
@@ -142,11 +155,24 @@ export const invocationMachine = setup({
   initial: 'created',
   states: {
     created: {
-      always: [{ guard: 'delayed', target: 'scheduled' }, { target: 'running' }],
+      always: [
+        { guard: 'delayed', target: 'scheduled' },
+        { guard: ({ context }) => context.exclusive === true && context.lockHeld !== true, target: 'pending' },
+        { target: 'running' },
+      ],
     },
     scheduled: {
       entry: { type: 'armTimer', params: ({ context }) => ({ kind: 'start' as const, dueAt: context.scheduledStartAt! }) },
-      on: { timerDue: { target: 'running', actions: assign({ modifiedAt: ({ event }) => event.now }) } },
+      on: {
+        timerDue: [
+          { guard: 'waitsForLock', target: 'pending', actions: [assign({ modifiedAt: ({ event }) => event.now }), 'requestLock'] },
+          { target: 'running', actions: assign({ modifiedAt: ({ event }) => event.now }) },
+        ],
+      },
+    },
+    /** Queued behind the key's lock (sys_invocation status `pending`). */
+    pending: {
+      on: { lockGranted: { target: 'running', actions: assign({ lockHeld: true, modifiedAt: ({ event }) => event.now }) } },
     },
     running: {
       entry: [assign({ runningAt: ({ context }) => context.runningAt ?? context.modifiedAt, awaiting: undefined }), 'startAttempt'],
@@ -223,7 +249,11 @@ export const invocationMachine = setup({
     paused: {},
     completed: {
       type: 'final',
-      entry: [assign({ awaiting: undefined, nextRetryAt: undefined }), 'respond'],
+      entry: [
+        assign({ awaiting: undefined, nextRetryAt: undefined }),
+        { type: 'releaseLock', params: {} },
+        'respond',
+      ],
     },
   },
 });

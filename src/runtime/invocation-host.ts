@@ -135,8 +135,22 @@ export class InvocationHost {
       timersAdd,
       outboxAdd,
     };
+    const { target, exclusive } = snapshot.context;
+    const releases = exclusive === true && target.key !== undefined && actions.some((a) => a.type === 'releaseLock');
+    let granted: string[] = [];
     try {
-      await this.services.store.commit(tx);
+      if (releases) {
+        // The lock passes on in the same commit that completes this invocation.
+        const actor = await this.services.locks.get(this.partition, target.service, target.key!);
+        const change = await actor.run(() =>
+          actor.change({ type: 'release', invocationId: this.id }, (c) =>
+            this.services.store.commit({ ...tx, records: [...(tx.records ?? []), c.record] }),
+          ),
+        );
+        granted = change.granted;
+      } else {
+        await this.services.store.commit(tx);
+      }
     } catch (err) {
       this.broken = true;
       this.attempt?.abort('store commit failed');
@@ -153,8 +167,10 @@ export class InvocationHost {
     this.attempt?.flush();
     for (const a of actions) {
       if (a.type === 'startAttempt') this.startAttempt();
+      else if (a.type === 'requestLock') this.services.requestLock(this);
       else if (a.type === 'respond') this.services.completed(this);
     }
+    for (const id of granted) this.services.grantLock(id);
     if (snapshot.value !== 'running' && this.attempt) {
       this.attempt.close();
       this.attempt = undefined;
@@ -164,6 +180,7 @@ export class InvocationHost {
   /** Redoes what the committed state asks for, after a rehydration. Call inside `run`. */
   async resume(): Promise<void> {
     if (this.status === 'running' && !this.attempt) this.startAttempt();
+    else if (this.status === 'pending') this.services.requestLock(this);
     else if (this.status === 'suspended' && this.context.awaiting && isSatisfied(this.context.awaiting, this.journal)) {
       await this.commit({ events: [{ type: 'wake', now: this.services.now() }] });
     }

@@ -11,7 +11,9 @@ import { Transport } from '../protocol/transport.js';
 import { encodeInputCommand, encodeNotification, MessageType, type Header, type Notification } from '../protocol/messages.js';
 import { invocationIdToString, newInvocationId, parseInvocationId, partitionKeyOf, randomPartitionKey } from '../protocol/ids.js';
 import type { OutboxMessage, Store, Timer } from '../store/types.js';
-import type { Completion, RetryPolicy, Target } from '../../machines/invocation.js';
+import type { Completion, InvocationInput, RetryPolicy, Target } from '../../machines/invocation.js';
+import type { EffectiveHandler } from '../registry/types.js';
+import { ObjectLocks } from './object-locks.js';
 import { InvocationHost, type PersistedInvocation } from './invocation-host.js';
 import { partitionOf } from './partitioning.js';
 import { TimerService } from './timers.js';
@@ -45,6 +47,7 @@ export type OutputState = { state: 'missing' } | { state: 'pending' } | ({ state
 export class Runtime implements RuntimeServices {
   readonly transport = new Transport();
   readonly timers: TimerService;
+  readonly locks: ObjectLocks;
   private readonly hosts = new Map<string, InvocationHost>();
   private readonly loading = new Map<string, Promise<InvocationHost | undefined>>();
   private readonly waiters = new Map<string, Array<(c: CompletedInvocation) => void>>();
@@ -55,6 +58,7 @@ export class Runtime implements RuntimeServices {
     readonly config: Config,
     readonly log: Logger,
   ) {
+    this.locks = new ObjectLocks(store);
     this.timers = new TimerService(store, (p, t) => this.onTimer(p, t), () => this.now(), (err) => this.log.error(`timer: ${String(err)}`));
   }
 
@@ -73,23 +77,68 @@ export class Runtime implements RuntimeServices {
       invocationIdToString(newInvocationId(req.target.key !== undefined ? partitionKeyOf(req.target.key) : randomPartitionKey()));
     const partition = this.partitionOfId(id);
     const now = this.now();
-    const host = await InvocationHost.create(
-      this,
-      partition,
-      {
-        id,
-        target: req.target,
-        invokedBy: req.invokedBy,
-        retryPolicy: req.retryPolicy,
-        now,
-        ...(req.caller ? { caller: req.caller } : {}),
-        ...(req.idempotencyKey !== undefined ? { idempotencyKey: req.idempotencyKey } : {}),
-        ...(req.executeAt !== undefined ? { executeAt: req.executeAt } : {}),
-      },
-      { type: MessageType.InputCommand, payload: encodeInputCommand({ headers: req.headers, value: req.input, name: '' }) },
-    );
+    const handler = this.registry.resolveHandler(req.target.service, req.target.handler);
+    const exclusive = handler !== undefined && isExclusive(handler) && req.target.key !== undefined;
+    const delayed = req.executeAt !== undefined && req.executeAt > now;
+    const input: InvocationInput = {
+      id,
+      target: req.target,
+      invokedBy: req.invokedBy,
+      retryPolicy: req.retryPolicy,
+      now,
+      ...(exclusive ? { exclusive } : {}),
+      ...(req.caller ? { caller: req.caller } : {}),
+      ...(req.idempotencyKey !== undefined ? { idempotencyKey: req.idempotencyKey } : {}),
+      ...(req.executeAt !== undefined ? { executeAt: req.executeAt } : {}),
+    };
+    const inputEntry = { type: MessageType.InputCommand, payload: encodeInputCommand({ headers: req.headers, value: req.input, name: '' }) };
+    let host: InvocationHost;
+    if (exclusive && !delayed) {
+      // Taking the key's lock (or a place in its inbox) is part of the creating commit.
+      const actor = await this.locks.get(partition, req.target.service, req.target.key!);
+      host = await actor.run(async () => {
+        let created: InvocationHost | undefined;
+        await actor.change({ type: 'acquire', invocationId: id }, async (change) => {
+          created = await InvocationHost.create(this, partition, { ...input, lockHeld: change.granted.includes(id) }, inputEntry, {
+            records: [change.record],
+          });
+          // Known before the key's queue moves on, so a grant finds this actor, not a second copy.
+          if (created.status !== 'completed') this.hosts.set(id, created);
+        });
+        return created!;
+      });
+    } else {
+      host = await InvocationHost.create(this, partition, input, inputEntry);
+    }
     if (host.status !== 'completed') this.hosts.set(id, host);
     return { invocationId: id, ...(req.executeAt !== undefined ? { executeAt: Math.max(req.executeAt, now) } : {}) };
+  }
+
+  /** Queues an invocation that became due for its key's lock (a delayed exclusive call, or after a restart). */
+  requestLock(host: InvocationHost): void {
+    const { target } = host.context;
+    void (async () => {
+      const actor = await this.locks.get(host.partition, target.service, target.key!);
+      await actor.run(async () => {
+        if (actor.holder !== host.id) {
+          await actor.change({ type: 'acquire', invocationId: host.id }, (change) => this.store.commit({ partition: host.partition, records: [change.record] }));
+        }
+      });
+      if (actor.holder === host.id) this.grantLock(host.id);
+    })().catch((err: unknown) => {
+      this.log.error(`invocation ${host.id}: cannot queue for its key: ${String(err)}`);
+      setTimeout(() => void this.resume(host.id), 1000).unref();
+    });
+  }
+
+  /** The key's lock passed to this invocation: it may run now. */
+  grantLock(id: string): void {
+    void (async () => {
+      const host = await this.host(id);
+      await host?.run(async () => {
+        if (host.status === 'pending') await host.commit({ events: [{ type: 'lockGranted', now: this.now() }] });
+      });
+    })().catch((err: unknown) => this.log.error(`invocation ${id}: cannot start after the lock was granted: ${String(err)}`));
   }
 
   /** The result once the invocation completes; undefined if there is no such invocation. */
@@ -248,6 +297,12 @@ export class Runtime implements RuntimeServices {
       ...(body.idempotencyKey !== undefined ? { idempotencyKey: body.idempotencyKey } : {}),
     });
   }
+}
+
+/** Exclusive handlers run one at a time per key: a virtual object's non-shared handlers, a workflow's `run`. */
+export function isExclusive(handler: EffectiveHandler): boolean {
+  if (handler.service.ty === 'VirtualObject') return handler.handler.ty !== 'Shared';
+  return handler.service.ty === 'Workflow' && handler.handler.ty === 'Workflow';
 }
 
 function completedOf(id: string, context: PersistedInvocation['context']): CompletedInvocation | undefined {

@@ -7,6 +7,7 @@ import type { Registry } from '../registry/registry.js';
 import type { Transport } from '../protocol/transport.js';
 import type { OutboxMessage, Store, Timer } from '../store/types.js';
 import type { InvocationHost } from './invocation-host.js';
+import type { ObjectLocks } from './object-locks.js';
 
 export interface Logger {
   info(msg: string): void;
@@ -23,6 +24,12 @@ export interface RuntimeServices {
   now(): number;
   /** Durable timers were committed: arm them in process. */
   readonly timers: { added(partition: number, timers: Timer[]): void };
+  /** The lock actors of virtual-object keys and workflow ids. */
+  readonly locks: ObjectLocks;
+  /** The invocation entered `pending`: queue it for its key's lock. */
+  requestLock(host: InvocationHost): void;
+  /** The invocation got its key's lock in a committed change: let it run. */
+  grantLock(invocationId: string): void;
   /** Outbox messages were committed: deliver them. */
   deliver(partition: number, messages: OutboxMessage[]): void;
   /** The invocation completed (committed): answer whoever waits for it. */

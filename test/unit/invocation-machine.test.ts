@@ -53,7 +53,7 @@ test('onMaxAttempts Kill completes with the last failure and responds', (t) => {
   const [next, actions] = transition(invocationMachine, s, { type: 'attemptFailed', failure: { code: 500, message: 'boom', stacktrace: 'st' }, now: 9 });
   t.is(next.value, 'completed');
   t.deepEqual(next.context.completion, { failure: { code: 500, message: 'boom', stacktrace: 'st' } });
-  t.deepEqual(types(actions), ['respond']);
+  t.deepEqual(types(actions), ['releaseLock', 'respond']);
 });
 
 test('the SDK next_retry_delay overrides the policy once', (t) => {
@@ -74,7 +74,23 @@ test('suspension waits for a wake; completion responds', (t) => {
   const [done, a3] = transition(invocationMachine, running, { type: 'complete', completion: { ok: 'aGk=' }, now: 7 });
   t.is(done.value, 'completed');
   t.is(done.status, 'done');
-  t.deepEqual(types(a3), ['respond']);
+  t.deepEqual(types(a3), ['releaseLock', 'respond']);
+});
+
+test('an exclusive invocation waits in pending until its key lock is granted', (t) => {
+  const [queued, a0] = initialTransition(invocationMachine, input({ exclusive: true }));
+  t.is(queued.value, 'pending');
+  t.deepEqual(a0, []);
+  const [running, a1] = transition(invocationMachine, queued, { type: 'lockGranted', now: 2 });
+  t.is(running.value, 'running');
+  t.true(running.context.lockHeld);
+  t.deepEqual(types(a1), ['startAttempt']);
+  const [held] = initialTransition(invocationMachine, input({ exclusive: true, lockHeld: true }));
+  t.is(held.value, 'running');
+  const [delayed] = initialTransition(invocationMachine, input({ exclusive: true, executeAt: 5000 }));
+  const [due, a2] = transition(invocationMachine, delayed, { type: 'timerDue', now: 5000 });
+  t.is(due.value, 'pending');
+  t.deepEqual(types(a2), ['requestLock']);
 });
 
 test('a persisted snapshot restores to the same state', (t) => {

@@ -1,0 +1,75 @@
+/**
+ * One virtual-object key (or workflow id): the exclusive lock and its inbox.
+ *
+ * An exclusive handler holds the lock from the moment it is granted until its invocation
+ * completes, across suspensions and retries (service-protocol.md §13 rule 10); the next
+ * exclusive invocation of the key gets it then, in arrival order. Shared handlers never come
+ * here. Pure: granting is an effect (`grant`) the runtime performs after the commit.
+ */
+import { assign, setup } from 'xstate';
+
+export interface ObjectKeyContext {
+  service: string;
+  key: string;
+  /** The invocation holding the lock. */
+  holder?: string;
+  /** Invocations waiting for the lock, in arrival order. */
+  inbox: string[];
+}
+
+export type ObjectKeyEvent =
+  | { type: 'acquire'; invocationId: string }
+  | { type: 'release'; invocationId: string };
+
+export const objectKeyMachine = setup({
+  types: {
+    context: {} as ObjectKeyContext,
+    events: {} as ObjectKeyEvent,
+    input: {} as { service: string; key: string },
+  },
+  actions: {
+    grant: (_, _params: { invocationId: string }) => {},
+  },
+  guards: {
+    holderReleases: ({ context, event }) => event.type === 'release' && event.invocationId === context.holder,
+  },
+}).createMachine({
+  id: 'objectKey',
+  context: ({ input }) => ({ service: input.service, key: input.key, inbox: [] }),
+  initial: 'free',
+  states: {
+    free: {
+      on: {
+        acquire: {
+          target: 'locked',
+          actions: [
+            assign({ holder: ({ event }) => event.invocationId }),
+            { type: 'grant', params: ({ event }) => ({ invocationId: event.invocationId }) },
+          ],
+        },
+      },
+    },
+    locked: {
+      on: {
+        acquire: {
+          actions: assign({
+            inbox: ({ context, event }) =>
+              context.inbox.includes(event.invocationId) || context.holder === event.invocationId ? context.inbox : [...context.inbox, event.invocationId],
+          }),
+        },
+        release: [
+          { guard: ({ context, event }) => event.invocationId === context.holder && context.inbox.length === 0, target: 'free', actions: assign({ holder: undefined }) },
+          {
+            guard: 'holderReleases',
+            actions: [
+              assign(({ context }) => ({ holder: context.inbox[0], inbox: context.inbox.slice(1) })),
+              { type: 'grant', params: ({ context }) => ({ invocationId: context.holder! }) },
+            ],
+          },
+          // A waiting invocation that goes away (killed while queued) leaves the inbox.
+          { actions: assign({ inbox: ({ context, event }) => context.inbox.filter((id) => id !== event.invocationId) }) },
+        ],
+      },
+    },
+  },
+});

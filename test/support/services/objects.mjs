@@ -1,0 +1,44 @@
+// SDK services for the virtual-object tests: a counter whose exclusive `add` reads, sleeps and
+// writes (so two adds running at once would lose an update), and counts how often an exclusive
+// handler of a key started while another invocation of the key was still inside one. A ctx.run
+// may run again after a crash (its result was not stored yet), so the check is by invocation id.
+//
+// env PORT, COUNTS_PORT as in durable.mjs
+import http from 'node:http';
+import * as restate from '@restatedev/restate-sdk';
+
+const counts = {};
+const holders = {};
+const bump = (key) => (counts[key] = (counts[key] ?? 0) + 1);
+
+const counter = restate.object({
+  name: 'Counter',
+  handlers: {
+    add: async (ctx, { delta, pauseMs }) => {
+      const key = ctx.key;
+      const id = ctx.request().id;
+      await ctx.run('enter', () => {
+        if (holders[key] !== undefined && holders[key] !== id) bump(`overlaps:${key}`);
+        holders[key] = id;
+      });
+      const current = (await ctx.get('count')) ?? 0;
+      if (pauseMs) await ctx.sleep(pauseMs);
+      ctx.set('count', current + (delta ?? 1));
+      await ctx.run('exit', () => {
+        if (holders[key] === id) delete holders[key];
+        bump(`adds:${key}`);
+      });
+      return current + (delta ?? 1);
+    },
+    get: restate.handlers.object.shared(async (ctx) => (await ctx.get('count')) ?? 0),
+  },
+});
+
+const port = Number(process.env.PORT);
+if (!Number.isInteger(port) || port <= 0) throw new Error('set PORT');
+restate.endpoint().bind(counter).listen(port);
+
+const countsPort = Number(process.env.COUNTS_PORT);
+if (countsPort > 0) {
+  http.createServer((_req, res) => res.end(JSON.stringify(counts))).listen(countsPort);
+}
