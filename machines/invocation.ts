@@ -73,6 +73,8 @@ export interface InvocationInput {
    * it may only run once machines/object-key.ts granted the lock.
    */
   exclusive?: boolean;
+  /** How long a completed invocation stays readable (and deduplicates), then it is purged. */
+  completionRetention?: number;
   /** Holds its key's lock (granted in the creating commit, or later by `lockGranted`). */
   lockHeld?: boolean;
   now: number;
@@ -125,7 +127,7 @@ export const invocationMachine = setup({
   actions: {
     // Effects: declared here so the graph shows them; the runtime performs them after commit.
     startAttempt: () => {},
-    armTimer: (_, _params: { kind: 'start' | 'retry'; dueAt: number }) => {},
+    armTimer: (_, _params: { kind: 'start' | 'retry' | 'expire'; dueAt: number }) => {},
     /** Ask the key's lock for this invocation (it waits in `pending` until granted). */
     requestLock: () => {},
     /** Pass the key's lock on; in the same commit as the completion. */
@@ -253,6 +255,10 @@ export const invocationMachine = setup({
         assign({ awaiting: undefined, nextRetryAt: undefined }),
         { type: 'releaseLock', params: {} },
         'respond',
+        {
+          type: 'armTimer',
+          params: ({ context }) => ({ kind: 'expire' as const, dueAt: context.completedAt! + (context.completionRetention ?? 0) }),
+        },
       ],
     },
   },

@@ -11,6 +11,7 @@ import type { Config } from '../config.js';
 import type { Target } from '../../machines/invocation.js';
 import { checkInput, inputHeaders, parseDelay, readBody } from './request.js';
 import { formatTimestamp, writeCompletion } from './results.js';
+import { answerAttach } from './result-routes.js';
 import { methodNotAllowed } from './errors.js';
 
 export interface IngressDeps {
@@ -77,7 +78,7 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
   checkInput(resolved.handler, ctx.get('content-type') || undefined, body);
 
   const now = Date.now();
-  const { invocationId, executeAt } = await deps.runtime.invoke({
+  const { invocationId, executeAt, previous } = await deps.runtime.invoke({
     target,
     input: body,
     headers: inputHeaders(ctx),
@@ -93,9 +94,18 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
     ctx.set('x-restate-id', invocationId);
     ctx.body = JSON.stringify({
       invocationId,
-      ...(executeAt !== undefined ? { executionTime: formatTimestamp(executeAt) } : {}),
-      status: 'Accepted',
+      ...(executeAt !== undefined && !previous ? { executionTime: formatTimestamp(executeAt) } : {}),
+      status: previous ? 'PreviouslyAccepted' : 'Accepted',
     });
+    return;
+  }
+  if (previous && resolved.handler.ty === 'Workflow') {
+    // reference-behavior.md §2.4: a second submission of a workflow id by call.
+    throw new IngressError(409, 'the workflow method was already invoked', 'invocation', { invocationId });
+  }
+  if (previous) {
+    // A repeated idempotent call gets the first invocation's answer, waiting for it if needed (§2.5).
+    await answerAttach(ctx, deps, invocationId);
     return;
   }
   const done = await deps.runtime.attach(invocationId);

@@ -36,7 +36,14 @@ async function output(ctx: Context, deps: IngressDeps, raw: string): Promise<voi
 }
 
 async function attach(ctx: Context, deps: IngressDeps, raw: string): Promise<void> {
-  const id = checkedId(raw);
+  await answerAttach(ctx, deps, checkedId(raw));
+}
+
+/**
+ * The outcome of an invocation, waiting for it if it still runs. A result that was already
+ * stored carries `idempotency-expires`; one waited for does not (reference §2.6).
+ */
+export async function answerAttach(ctx: Context, deps: IngressDeps, id: string): Promise<void> {
   const before = await deps.runtime.output(id);
   if (before.state === 'completed') {
     writeCompletion(ctx, deps.registry, before, expiresAt(deps, before.target.service, before.target.handler, before.completedAt));

@@ -120,7 +120,7 @@ export class InvocationHost {
     const outboxAdd: OutboxMessage[] = [...(step.write?.outboxAdd ?? [])];
     for (const a of actions) {
       if (a.type === 'armTimer') {
-        const p = a.params as { kind: 'start' | 'retry'; dueAt: number };
+        const p = a.params as { kind: 'start' | 'retry' | 'expire'; dueAt: number };
         timersAdd.push({ key: timerKey[p.kind](this.id), dueAt: p.dueAt });
       } else if (a.type === 'respond' && snapshot.context.caller && snapshot.context.completion) {
         outboxAdd.push({ id: `${this.id}:result`, body: resultMessage(snapshot.context.caller, snapshot.context.completion) });

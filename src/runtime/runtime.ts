@@ -9,7 +9,15 @@ import type { Config } from '../config.js';
 import type { Registry } from '../registry/registry.js';
 import { Transport } from '../protocol/transport.js';
 import { encodeInputCommand, encodeNotification, MessageType, type Header, type Notification } from '../protocol/messages.js';
-import { invocationIdToString, newInvocationId, parseInvocationId, partitionKeyOf, randomPartitionKey } from '../protocol/ids.js';
+import {
+  deterministicInvocationId,
+  invocationIdToString,
+  newInvocationId,
+  parseInvocationId,
+  partitionKeyOf,
+  randomPartitionKey,
+  type InvocationId,
+} from '../protocol/ids.js';
 import type { OutboxMessage, Store, Timer } from '../store/types.js';
 import type { Completion, InvocationInput, RetryPolicy, Target } from '../../machines/invocation.js';
 import type { EffectiveHandler } from '../registry/types.js';
@@ -19,6 +27,7 @@ import { partitionOf } from './partitioning.js';
 import { TimerService } from './timers.js';
 import { parseTimerKey } from './timer-keys.js';
 import type { OutboxBody } from './outbox.js';
+import { NOT_FOUND, completionResult, targetOutcome, unansweredAttaches } from './attachments.js';
 import type { Logger, RuntimeServices } from './services.js';
 
 export interface InvokeRequest {
@@ -33,6 +42,14 @@ export interface InvokeRequest {
   caller?: { invocationId: string; completionId: number };
   /** Set when the id was chosen earlier (by a caller's journal). */
   invocationId?: string;
+}
+
+export interface InvokeResult {
+  invocationId: string;
+  /** Set for delayed invocations: when they start. */
+  executeAt?: number;
+  /** The invocation existed already (same idempotency key, or the workflow id's run). */
+  previous: boolean;
 }
 
 export interface CompletedInvocation {
@@ -50,6 +67,7 @@ export class Runtime implements RuntimeServices {
   readonly locks: ObjectLocks;
   private readonly hosts = new Map<string, InvocationHost>();
   private readonly loading = new Map<string, Promise<InvocationHost | undefined>>();
+  private readonly creating = new Map<string, Promise<unknown>>();
   private readonly waiters = new Map<string, Array<(c: CompletedInvocation) => void>>();
 
   constructor(
@@ -70,14 +88,39 @@ export class Runtime implements RuntimeServices {
     return partitionOf(parseInvocationId(id).partitionKey, this.config.partitions);
   }
 
-  /** Creates an invocation durably; resolves once it is committed. */
-  async invoke(req: InvokeRequest): Promise<{ invocationId: string; executeAt?: number }> {
-    const id =
-      req.invocationId ??
-      invocationIdToString(newInvocationId(req.target.key !== undefined ? partitionKeyOf(req.target.key) : randomPartitionKey()));
+  /**
+   * Creates an invocation durably; resolves once it is committed. An invocation with an
+   * idempotency key, or a workflow's run, has an id derived from what identifies it; when that
+   * invocation exists already it is not created again (`previous: true`).
+   */
+  async invoke(req: InvokeRequest): Promise<InvokeResult> {
+    const handler = this.registry.resolveHandler(req.target.service, req.target.handler);
+    const dedupe = identityOf(req, handler);
+    const id = req.invocationId ?? (dedupe ? invocationIdToString(dedupe) : invocationIdToString(newInvocationId(
+      req.target.key !== undefined ? partitionKeyOf(req.target.key) : randomPartitionKey(),
+    )));
+    if (!dedupe) return this.create(id, req, handler);
+    return this.once(id, async () => {
+      if (this.hosts.has(id) || (await this.store.loadInvocation(this.partitionOfId(id), id))) return { invocationId: id, previous: true };
+      return this.create(id, req, handler);
+    });
+  }
+
+  /** Runs creations of the same id one after the other, so "exists?" and "create" cannot interleave. */
+  private once<T>(id: string, job: () => Promise<T>): Promise<T> {
+    const prev = this.creating.get(id) ?? Promise.resolve();
+    const next = prev.then(job, job);
+    const tail = next.catch(() => undefined);
+    this.creating.set(id, tail);
+    void tail.then(() => {
+      if (this.creating.get(id) === tail) this.creating.delete(id);
+    });
+    return next;
+  }
+
+  private async create(id: string, req: InvokeRequest, handler: EffectiveHandler | undefined): Promise<InvokeResult> {
     const partition = this.partitionOfId(id);
     const now = this.now();
-    const handler = this.registry.resolveHandler(req.target.service, req.target.handler);
     const exclusive = handler !== undefined && isExclusive(handler) && req.target.key !== undefined;
     const delayed = req.executeAt !== undefined && req.executeAt > now;
     const input: InvocationInput = {
@@ -87,6 +130,7 @@ export class Runtime implements RuntimeServices {
       retryPolicy: req.retryPolicy,
       now,
       ...(exclusive ? { exclusive } : {}),
+      ...(handler ? { completionRetention: retentionOf(req, handler) } : {}),
       ...(req.caller ? { caller: req.caller } : {}),
       ...(req.idempotencyKey !== undefined ? { idempotencyKey: req.idempotencyKey } : {}),
       ...(req.executeAt !== undefined ? { executeAt: req.executeAt } : {}),
@@ -111,7 +155,7 @@ export class Runtime implements RuntimeServices {
       host = await InvocationHost.create(this, partition, input, inputEntry);
     }
     if (host.status !== 'completed') this.hosts.set(id, host);
-    return { invocationId: id, ...(req.executeAt !== undefined ? { executeAt: Math.max(req.executeAt, now) } : {}) };
+    return { invocationId: id, previous: false, ...(req.executeAt !== undefined ? { executeAt: Math.max(req.executeAt, now) } : {}) };
   }
 
   /** Queues an invocation that became due for its key's lock (a delayed exclusive call, or after a restart). */
@@ -237,6 +281,11 @@ export class Runtime implements RuntimeServices {
   async onTimer(partition: number, timer: Timer): Promise<void> {
     const purpose = parseTimerKey(timer.key);
     const remove = { timersRemove: [timer.key] };
+    if (purpose?.kind === 'expire') {
+      // Retention is over: the invocation, its journal and its id are gone (reference §2.6 "purged").
+      await this.store.commit({ partition, deleteInvocations: [purpose.invocationId], ...remove });
+      return;
+    }
     const host = purpose ? await this.host(purpose.invocationId) : undefined;
     if (!purpose || !host) {
       await this.store.commit({ partition, ...remove });
@@ -297,6 +346,66 @@ export class Runtime implements RuntimeServices {
       ...(body.idempotencyKey !== undefined ? { idempotencyKey: body.idempotencyKey } : {}),
     });
   }
+
+  /**
+   * Stores a signal (an awakeable's completion) in the target invocation's journal; resolves
+   * once it is durable, so the ingress can answer 202 (service-protocol.md §9.6, reference
+   * §2.8). A target that does not exist or has completed is ignored, as Restate does.
+   */
+  async signal(invocationId: string, signalId: number, result: { value: Uint8Array } | { failure: NonNullable<Notification['failure']> }): Promise<void> {
+    await this.notify(invocationId, MessageType.SignalNotification, { signalId, ...result });
+  }
+
+  /** An Attach command was stored and its target is not done: answer it when it is (attachments.ts, §9.9). */
+  watchAttach(callerId: string, completionId: number, targetId: string): void {
+    void (async () => {
+      let done = await this.attach(targetId);
+      // Not stored yet but its invoke message is on the way: wait for it to be created.
+      while (!done && (await targetOutcome(this.store, this.config.partitions, targetId)).state !== 'missing') {
+        await new Promise((r) => setTimeout(r, 100));
+        done = await this.attach(targetId);
+      }
+      const result = done ? completionResult(done.completion) : { failure: NOT_FOUND };
+      await this.notify(callerId, MessageType.AttachInvocationCompletionNotification, { completionId, ...result });
+    })().catch((err: unknown) => {
+      this.log.error(`invocation ${callerId}: attach to ${targetId}: ${String(err)}; retrying`);
+      setTimeout(() => this.watchAttach(callerId, completionId, targetId), 1000).unref();
+    });
+  }
+
+  /** At start-up: the in-memory attach waits died with the last process; the journals say which to renew. */
+  async recoverAttachments(): Promise<number> {
+    let renewed = 0;
+    for (let p = 0; p < this.config.partitions; p++) {
+      for (const id of await this.store.activeInvocations(p)) {
+        const host = await this.host(id);
+        for (const w of host ? unansweredAttaches(host.journal) : []) {
+          renewed++;
+          this.watchAttach(id, w.completionId, w.targetId);
+        }
+      }
+    }
+    return renewed;
+  }
+}
+
+/** The identity of an invocation that must exist only once, as its deterministic id. */
+function identityOf(req: InvokeRequest, handler: EffectiveHandler | undefined): InvocationId | undefined {
+  const { service, handler: name, key } = req.target;
+  if (handler?.service.ty === 'Workflow' && handler.handler.ty === 'Workflow' && key !== undefined) {
+    return deterministicInvocationId(partitionKeyOf(key), ['wf', service, key]);
+  }
+  if (req.idempotencyKey === undefined) return undefined;
+  // JSON keeps the parts apart: keys may contain any character, commas included.
+  const scope = JSON.stringify([service, key ?? null, name, req.idempotencyKey]);
+  return deterministicInvocationId(partitionKeyOf(key ?? req.idempotencyKey), ['ik', scope]);
+}
+
+/** How long the completed invocation stays: idempotency, workflow or journal retention (§2.5). */
+function retentionOf(req: InvokeRequest, handler: EffectiveHandler): number {
+  if (handler.service.ty === 'Workflow' && handler.handler.ty === 'Workflow') return handler.workflowCompletionRetention;
+  if (req.idempotencyKey !== undefined) return Math.max(handler.idempotencyRetention, handler.journalRetention);
+  return handler.journalRetention;
 }
 
 /** Exclusive handlers run one at a time per key: a virtual object's non-shared handlers, a workflow's `run`. */

@@ -53,7 +53,7 @@ test('onMaxAttempts Kill completes with the last failure and responds', (t) => {
   const [next, actions] = transition(invocationMachine, s, { type: 'attemptFailed', failure: { code: 500, message: 'boom', stacktrace: 'st' }, now: 9 });
   t.is(next.value, 'completed');
   t.deepEqual(next.context.completion, { failure: { code: 500, message: 'boom', stacktrace: 'st' } });
-  t.deepEqual(types(actions), ['releaseLock', 'respond']);
+  t.deepEqual(types(actions), ['releaseLock', 'respond', 'armTimer']);
 });
 
 test('the SDK next_retry_delay overrides the policy once', (t) => {
@@ -74,7 +74,7 @@ test('suspension waits for a wake; completion responds', (t) => {
   const [done, a3] = transition(invocationMachine, running, { type: 'complete', completion: { ok: 'aGk=' }, now: 7 });
   t.is(done.value, 'completed');
   t.is(done.status, 'done');
-  t.deepEqual(types(a3), ['releaseLock', 'respond']);
+  t.deepEqual(types(a3), ['releaseLock', 'respond', 'armTimer']);
 });
 
 test('an exclusive invocation waits in pending until its key lock is granted', (t) => {

@@ -34,9 +34,33 @@ const counter = restate.object({
   },
 });
 
+// Idempotency and workflow runs: every execution of a body is counted by tag.
+const once = restate.service({
+  name: 'Once',
+  handlers: {
+    run: async (ctx, { tag, sleepMs }) => {
+      const n = await ctx.run('count', () => bump(`once:${tag}`));
+      if (sleepMs) await ctx.sleep(sleepMs);
+      return `${tag}:${n}`;
+    },
+  },
+});
+
+const quickWf = restate.workflow({
+  name: 'QuickWf',
+  handlers: {
+    run: async (ctx, input) => {
+      const n = await ctx.run('count', () => bump(`wf:${ctx.key}`));
+      if (input?.sleepMs) await ctx.sleep(input.sleepMs);
+      return `wf ${ctx.key} ${n}`;
+    },
+    info: async (ctx) => `info ${ctx.key}`,
+  },
+});
+
 const port = Number(process.env.PORT);
 if (!Number.isInteger(port) || port <= 0) throw new Error('set PORT');
-restate.endpoint().bind(counter).listen(port);
+restate.endpoint().bind(counter).bind(once).bind(quickWf).listen(port);
 
 const countsPort = Number(process.env.COUNTS_PORT);
 if (countsPort > 0) {
