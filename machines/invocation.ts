@@ -102,7 +102,11 @@ export type InvocationEvent =
   | { type: 'wake'; now: number }
   | { type: 'attemptFailed'; failure: AttemptFailure; now: number }
   | { type: 'complete'; completion: Completion; now: number }
-  | { type: 'pinDeployment'; deploymentId: string; now: number };
+  | { type: 'pinDeployment'; deploymentId: string; now: number }
+  /** Operator actions (admin API): end at once with a failure, or stop/restart attempts. */
+  | { type: 'kill'; failure: Failure; now: number }
+  | { type: 'pause'; now: number }
+  | { type: 'resume'; now: number };
 
 /** The retry delay before attempt `retryCount + 1`, or undefined when the policy is exhausted. */
 export function retryDelay(policy: RetryPolicy, retryCount: number): number | undefined {
@@ -155,6 +159,17 @@ export const invocationMachine = setup({
     };
   },
   initial: 'created',
+  on: {
+    // Any state but `completed` (final: it takes no events) can be ended by an operator.
+    kill: {
+      target: '.completed',
+      actions: assign({
+        completion: ({ event }) => ({ failure: event.failure }),
+        completedAt: ({ event }) => event.now,
+        modifiedAt: ({ event }) => event.now,
+      }),
+    },
+  },
   states: {
     created: {
       always: [
@@ -180,6 +195,7 @@ export const invocationMachine = setup({
       entry: [assign({ runningAt: ({ context }) => context.runningAt ?? context.modifiedAt, awaiting: undefined }), 'startAttempt'],
       on: {
         pinDeployment: { actions: assign({ deploymentId: ({ event }) => event.deploymentId }) },
+        pause: { target: 'paused', actions: assign({ modifiedAt: ({ event }) => event.now }) },
         suspend: {
           target: 'suspended',
           actions: assign({ awaiting: ({ event }) => event.awaiting, modifiedAt: ({ event }) => event.now }),
@@ -237,6 +253,7 @@ export const invocationMachine = setup({
     suspended: {
       on: {
         wake: { target: 'running', actions: assign({ modifiedAt: ({ event }) => event.now }) },
+        pause: { target: 'paused', actions: assign({ modifiedAt: ({ event }) => event.now }) },
       },
     },
     backingOff: {
@@ -246,9 +263,13 @@ export const invocationMachine = setup({
           target: 'running',
           actions: assign({ nextRetryAt: undefined, modifiedAt: ({ event }) => event.now }),
         },
+        pause: { target: 'paused', actions: assign({ nextRetryAt: undefined, modifiedAt: ({ event }) => event.now }) },
       },
     },
-    paused: {},
+    /** Retries exhausted with onMaxAttempts=Pause, or paused by an operator: waits for resume. */
+    paused: {
+      on: { resume: { target: 'running', actions: assign({ modifiedAt: ({ event }) => event.now }) } },
+    },
     completed: {
       type: 'final',
       entry: [

@@ -12,6 +12,7 @@ import { Runtime } from './runtime/runtime.js';
 import { supervise } from './runtime/supervisor.js';
 import { createIngressApp } from './ingress/app.js';
 import { createAdminApp } from './admin/app.js';
+import { invocationRoutes } from './admin/routes/invocations.js';
 import type { Logger } from './runtime/services.js';
 
 export interface RunningServer {
@@ -41,12 +42,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const registry = await Registry.load(store);
   const runtime = new Runtime(store, registry, config, log);
   const recovered = await supervise(runtime);
+  // Attach commands still waiting for their target (runtime/attachments.ts).
+  await runtime.recoverAttachments();
   if (recovered.resumed > 0 || recovered.redelivered > 0) {
     log.info(`recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);
   }
 
   const ingress = http.createServer(createIngressApp({ runtime, registry, config }, log).callback());
-  const admin = http.createServer(createAdminApp({ registry, config }).callback());
+  const adminRoutes = [invocationRoutes(runtime)];
+  const admin = http.createServer(createAdminApp({ registry, config, extraRoutes: (router) => adminRoutes.forEach((add) => add(router)) }).callback());
   // Calls block until their invocation completes: no server-side request timeout.
   ingress.requestTimeout = 0;
   ingress.keepAliveTimeout = 65_000;

@@ -10,6 +10,7 @@ import type { Logger } from '../runtime/services.js';
 import { cors, errorFunnel, methodNotAllowed, notFound } from './errors.js';
 import { legacyInvoke, registerInvokeRoutes, type IngressDeps } from './invoke-routes.js';
 import { registerResultRoutes } from './result-routes.js';
+import { registerAwakeableRoutes } from './awakeable-routes.js';
 
 export function createIngressApp(deps: IngressDeps, log: Logger): Koa {
   const router = new Router();
@@ -20,6 +21,7 @@ export function createIngressApp(deps: IngressDeps, log: Logger): Koa {
   });
   registerInvokeRoutes(router, deps);
   registerResultRoutes(router, deps);
+  registerAwakeableRoutes(router, deps);
   router.all('/restate', () => {
     throw new IngressError(400, 'bad path: /restate');
   });

@@ -30,6 +30,7 @@ import type { Completion, InvocationEvent } from '../../machines/invocation.js';
 import type { JournalEntry, OutboxMessage, StateOp, Timer } from '../store/types.js';
 import { CommandRejected, commandOutcome, type CommandScope } from './commands.js';
 import type { InvocationHost } from './invocation-host.js';
+import { isAttachWatcher } from './attachments.js';
 
 export class Attempt {
   private stream: InvocationStream | undefined;
@@ -202,6 +203,7 @@ export class Attempt {
     const timersAdd: Timer[] = [];
     const outboxAdd: OutboxMessage[] = [];
     const stateOps: StateOp[] = [];
+    const attachWaits: Array<{ completionId: number; targetId: string }> = [];
     const scope: CommandScope = {
       invocationId: this.host.id,
       partition: this.host.partition,
@@ -210,6 +212,8 @@ export class Attempt {
       store: services.store,
       registry: services.registry,
       now,
+      partitions: services.config.partitions,
+      pendingState: stateOps,
       nextMessageId: () => `${this.host.id}:${this.seq}:${this.host.journal.length + entries.length}:${this.outboxSeq++}`,
     };
     const fail = (code: number, message: string, extra: Record<string, unknown> = {}) => {
@@ -231,6 +235,7 @@ export class Attempt {
           timersAdd.push(...outcome.timersAdd);
           outboxAdd.push(...outcome.outbox);
           stateOps.push(...outcome.state);
+          attachWaits.push(...outcome.attachWaits);
         } catch (err) {
           if (!(err instanceof CommandRejected)) throw err;
           entries.pop();
@@ -297,6 +302,11 @@ export class Attempt {
         ...(stateOps.length > 0 ? { state: [{ service: target.service, key: target.key ?? '', ops: stateOps }] } : {}),
       },
     });
+    // Only stored attaches wait: a lost commit leaves nothing to answer (§13 rule 5).
+    for (const w of attachWaits) {
+      if (isAttachWatcher(services)) services.watchAttach(this.host.id, w.completionId, w.targetId);
+      else services.log.error(`invocation ${this.host.id}: attach to ${w.targetId} cannot wait: the runtime has no watchAttach`);
+    }
   }
 
   private completionOf(pending: JournalEntry[]): Completion | undefined {

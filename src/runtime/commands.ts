@@ -8,9 +8,11 @@
  */
 import type { JournalEntry, OutboxMessage, StateOp, Store, Timer } from '../store/types.js';
 import {
+  decodeAttachInvocationCommand,
   decodeCallCommand,
   decodeClearStateCommand,
   decodeCompleteAwakeableCommand,
+  decodeGetInvocationOutputCommand,
   decodeGetLazyStateCommand,
   decodeGetLazyStateKeysCommand,
   decodeOneWayCallCommand,
@@ -21,11 +23,12 @@ import {
   MessageType,
   type Notification,
 } from '../protocol/messages.js';
-import { invocationIdToString, newInvocationId, parseAwakeableId, partitionKeyOf, randomPartitionKey } from '../protocol/ids.js';
+import { IdError, invocationIdToString, newInvocationId, parseAwakeableId, parseInvocationId, partitionKeyOf, randomPartitionKey } from '../protocol/ids.js';
 import type { Registry } from '../registry/registry.js';
 import type { Target } from '../../machines/invocation.js';
 import { timerKey } from './timer-keys.js';
 import type { OutboxBody } from './outbox.js';
+import { completionResult, NOT_FOUND, targetOutcome } from './attachments.js';
 
 /** A command the server cannot accept: the attempt fails and is retried (Restate's precondition errors). */
 export class CommandRejected extends Error {
@@ -46,6 +49,10 @@ export interface CommandScope {
   store: Store;
   registry: Registry;
   now: number;
+  /** The fixed partition count, to find another invocation's partition. */
+  partitions: number;
+  /** State writes of earlier commands of the same chunk: not in the store before its commit. */
+  pendingState: readonly StateOp[];
   /** Index of the next outbox message of this step, to keep outbox ids unique and stable. */
   nextMessageId(): string;
 }
@@ -55,6 +62,8 @@ export interface CommandOutcome {
   timersAdd: Timer[];
   outbox: OutboxMessage[];
   state: StateOp[];
+  /** Attach commands whose target has not completed: to be answered once it does, after the commit. */
+  attachWaits: Array<{ completionId: number; targetId: string }>;
 }
 
 const notification = (type: number, n: Notification): JournalEntry => ({ type, payload: encodeNotification(n) });
@@ -79,8 +88,18 @@ function resolveCallee(scope: CommandScope, service: string, handler: string, ke
   };
 }
 
+/** §9.2: a lazy read sees the writes stored before it, also those of its own chunk. */
+function withPending(scope: CommandScope, state: Map<string, Uint8Array>): Map<string, Uint8Array> {
+  for (const op of scope.pendingState) {
+    if (op.op === 'set') state.set(op.key, op.value);
+    else if (op.op === 'clear') state.delete(op.key);
+    else state.clear();
+  }
+  return state;
+}
+
 export async function commandOutcome(scope: CommandScope, entry: JournalEntry): Promise<CommandOutcome> {
-  const out: CommandOutcome = { notifications: [], timersAdd: [], outbox: [], state: [] };
+  const out: CommandOutcome = { notifications: [], timersAdd: [], outbox: [], state: [], attachWaits: [] };
   switch (entry.type) {
     case MessageType.SleepCommand: {
       const c = decodeSleepCommand(entry.payload);
@@ -105,7 +124,9 @@ export async function commandOutcome(scope: CommandScope, entry: JournalEntry): 
     case MessageType.GetLazyStateCommand: {
       requireKeyed(scope, false);
       const c = decodeGetLazyStateCommand(entry.payload);
-      const value = await scope.store.readStateKey(scope.partition, scope.target.service, scope.target.key!, Buffer.from(c.key).toString('utf8'));
+      const key = Buffer.from(c.key).toString('utf8');
+      const stored = await scope.store.readStateKey(scope.partition, scope.target.service, scope.target.key!, key);
+      const value = withPending(scope, stored === undefined ? new Map() : new Map([[key, stored]])).get(key);
       out.notifications.push(
         notification(MessageType.GetLazyStateCompletionNotification, value === undefined ? { completionId: c.resultCompletionId, void: true } : { completionId: c.resultCompletionId, value }),
       );
@@ -114,7 +135,7 @@ export async function commandOutcome(scope: CommandScope, entry: JournalEntry): 
     case MessageType.GetLazyStateKeysCommand: {
       requireKeyed(scope, false);
       const c = decodeGetLazyStateKeysCommand(entry.payload);
-      const state = await scope.store.readState(scope.partition, scope.target.service, scope.target.key!);
+      const state = withPending(scope, await scope.store.readState(scope.partition, scope.target.service, scope.target.key!));
       const stateKeys = [...state.keys()].sort().map((k) => Buffer.from(k, 'utf8'));
       out.notifications.push(notification(MessageType.GetLazyStateKeysCompletionNotification, { completionId: c.resultCompletionId, stateKeys }));
       break;
@@ -171,12 +192,42 @@ export async function commandOutcome(scope: CommandScope, entry: JournalEntry): 
     case MessageType.GetPromiseCommand:
     case MessageType.PeekPromiseCommand:
     case MessageType.CompletePromiseCommand:
+      throw new CommandRejected(501, `command 0x${entry.type.toString(16)} is not supported yet`);
     case MessageType.AttachInvocationCommand:
     case MessageType.GetInvocationOutputCommand:
-      throw new CommandRejected(501, `command 0x${entry.type.toString(16)} is not supported yet`);
+      await attachOrGetOutput(scope, entry, out);
+      break;
     default:
       // Output, Run, eager state reads and custom entries: stored and replayed, nothing else.
       break;
   }
   return out;
+}
+
+/**
+ * §9.9: both answer with the target's output once it is there. Get-output answers at once,
+ * `void` while the target runs; attach waits (see attachments.ts). Only the invocation-id
+ * target is supported; workflow and idempotent-request targets fail the command's promise.
+ */
+async function attachOrGetOutput(scope: CommandScope, entry: JournalEntry, out: CommandOutcome): Promise<void> {
+  const attach = entry.type === MessageType.AttachInvocationCommand;
+  const c = attach ? decodeAttachInvocationCommand(entry.payload) : decodeGetInvocationOutputCommand(entry.payload);
+  const type = attach ? MessageType.AttachInvocationCompletionNotification : MessageType.GetInvocationOutputCompletionNotification;
+  const answer = (result: Omit<Notification, 'completionId'>) => out.notifications.push(notification(type, { completionId: c.resultCompletionId, ...result }));
+  const targetId = c.invocationId;
+  if (targetId === undefined) {
+    answer({ failure: { code: 501, message: 'attaching to workflow or idempotent-request targets is not supported yet' } });
+    return;
+  }
+  try {
+    parseInvocationId(targetId);
+  } catch (err) {
+    if (!(err instanceof IdError)) throw err;
+    answer({ failure: { code: 400, message: `bad invocation id '${targetId}': ${err.message}` } });
+    return;
+  }
+  const target = await targetOutcome(scope.store, scope.partitions, targetId);
+  if (target.state === 'completed') answer(completionResult(target.completion));
+  else if (!attach) answer(target.state === 'pending' ? { void: true } : { failure: NOT_FOUND });
+  else out.attachWaits.push({ completionId: c.resultCompletionId, targetId });
 }

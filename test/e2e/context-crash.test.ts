@@ -1,0 +1,110 @@
+/**
+ * Durability of the context operations that cross invocations: the server is SIGKILLed while
+ * an outgoing call's callee sleeps, while an awakeable waits (and right after an ingress
+ * resolve was accepted), and while an attach waits; after the restart every invocation must
+ * complete, and every ctx.run side effect that was stored must not run again.
+ */
+import test from 'ava';
+import { startStack, storeKinds, type Stack } from '../support/stack.js';
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, cond: () => Promise<boolean>, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await pause(25);
+  }
+}
+
+async function send(stack: Stack, path: string, json: unknown): Promise<string> {
+  const res = await stack.ingress.post(`restate/send/${path}`, { json });
+  if (res.statusCode !== 202) throw new Error(`send ${path}: ${res.statusCode} ${res.body}`);
+  return (JSON.parse(res.body) as { invocationId: string }).invocationId;
+}
+
+/** The awakeable id that Awakeables/wait published (context.mjs) once it waits. */
+async function awakeableOf(stack: Stack, tag: string): Promise<string> {
+  const prefix = `${tag}:awakeable=`;
+  let id: string | undefined;
+  await until(`${tag}'s awakeable`, async () => {
+    id = Object.keys(await stack.counts()).find((k) => k.startsWith(prefix))?.slice(prefix.length);
+    return id !== undefined;
+  });
+  return id!;
+}
+
+async function crash(stack: Stack): Promise<void> {
+  await stack.server.kill();
+  await stack.server.restart();
+}
+
+for (const store of storeKinds) {
+  test(`${store}: SIGKILL while a called callee sleeps: the call completes, each step once`, async (t) => {
+    const stack = await startStack(store, { serviceFile: 'context.mjs' });
+    try {
+      const tag = `${store}-crash-call`;
+      const id = await send(stack, 'Caller/callSlow', { tag, sleepMs: 1500 });
+      await until('the callee to sleep', async () => (await stack.counts())[`${tag}:callee-a`] === 1);
+      await pause(300);
+      await crash(stack);
+      const res = await stack.ingress.get(`restate/attach/${id}`);
+      t.is(res.statusCode, 200, stack.server.output().slice(-2000));
+      t.is(res.body, `"slow ${tag}"`);
+      const c = await stack.counts();
+      for (const step of ['before', 'callee-a', 'callee-b', 'after']) t.is(c[`${tag}:${step}`], 1, step);
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  test(`${store}: SIGKILL while awakeables wait and right after an accepted resolve`, async (t) => {
+    const stack = await startStack(store, { serviceFile: 'context.mjs' });
+    try {
+      const waiting = `${store}-crash-awk-waiting`;
+      const resolved = `${store}-crash-awk-resolved`;
+      const [waitingId, resolvedId] = await Promise.all([send(stack, 'Awakeables/wait', { tag: waiting }), send(stack, 'Awakeables/wait', { tag: resolved })]);
+      const [waitingAwk, resolvedAwk] = await Promise.all([awakeableOf(stack, waiting), awakeableOf(stack, resolved)]);
+      // 202 means stored: the resolve must survive a kill right after it.
+      const accepted = await stack.ingress.post(`restate/a/${resolvedAwk}/resolve`, { json: 'before the crash' });
+      t.is(accepted.statusCode, 202);
+      await crash(stack);
+      const late = await stack.ingress.post(`restate/a/${waitingAwk}/resolve`, { json: 'after the crash' });
+      t.is(late.statusCode, 202);
+      const [w, r] = await Promise.all([waitingId, resolvedId].map((id) => stack.ingress.get(`restate/attach/${id}`)));
+      t.is(w!.statusCode, 200, stack.server.output().slice(-2000));
+      t.is(w!.body, '{"resolvedWith":"after the crash"}');
+      t.is(r!.statusCode, 200);
+      t.is(r!.body, '{"resolvedWith":"before the crash"}');
+      const c = await stack.counts();
+      t.is(c[`${waiting}:before`], 1);
+      t.is(c[`${waiting}:after`], 1);
+      t.is(c[`${waiting}:awakeable=${waitingAwk}`], 1, 'published once');
+      t.is(c[`${resolved}:before`], 1);
+      // The resolved one may have been running its last step when the server died: that
+      // step's result was not stored, so it may run again (at least once, §10).
+      t.true((c[`${resolved}:after`] ?? 0) >= 1);
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  test(`${store}: SIGKILL while an attach waits: answered after the restart`, async (t) => {
+    const stack = await startStack(store, { serviceFile: 'context.mjs' });
+    try {
+      const tag = `${store}-crash-attach`;
+      const target = await send(stack, 'Callee/slow', { tag, sleepMs: 1500 });
+      const attacher = await send(stack, 'Attacher/attach', target);
+      await pause(500);
+      await crash(stack);
+      const res = await stack.ingress.get(`restate/attach/${attacher}`);
+      t.is(res.statusCode, 200, stack.server.output().slice(-2000));
+      t.is(res.body, `{"value":"slow ${tag}"}`);
+      const c = await stack.counts();
+      t.is(c[`${tag}:callee-a`], 1);
+      t.is(c[`${tag}:callee-b`], 1);
+    } finally {
+      await stack.stop();
+    }
+  });
+}
