@@ -13,8 +13,10 @@
 import { assign, setup } from 'xstate';
 
 export interface RetryPolicy {
+  /** Delay before the first retry (ms). */
   initialInterval: number;
   exponentiationFactor: number;
+  /** Attempts including the first one; `null` = unlimited. */
   maxAttempts: number | null;
   maxInterval: number;
   onMaxAttempts: 'Pause' | 'Kill';

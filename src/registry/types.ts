@@ -6,20 +6,15 @@
  * All durations are milliseconds.
  */
 
+import type { RetryPolicy } from '../../machines/invocation.js';
+
 export type ServiceType = 'Service' | 'VirtualObject' | 'Workflow';
 
 /** Absent on the handlers of plain services (reference-behavior.md §3.3, "Enumerations"). */
 export type HandlerType = 'Exclusive' | 'Shared' | 'Workflow';
 
-export interface RetryPolicy {
-  /** Delay before the first retry. */
-  initialInterval: number;
-  exponentiationFactor: number;
-  /** Attempts including the first one; `null` = unlimited. */
-  maxAttempts: number | null;
-  maxInterval: number;
-  onMaxAttempts: 'Pause' | 'Kill';
-}
+/** The invocation machine owns the retry policy's shape: it is what decides retries. */
+export type { RetryPolicy };
 
 export interface HandlerMeta {
   name: string;

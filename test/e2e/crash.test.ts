@@ -5,17 +5,11 @@
  */
 import test from 'ava';
 import { startStack, storeKinds } from '../support/stack.js';
+import { waitFor } from '../support/wait.js';
 
 const N = 20;
 const SLEEP_MS = 4000;
 
-async function waitFor(cond: () => Promise<boolean>, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 for (const store of storeKinds) {
   test.serial(`${store}: SIGKILL during a durable sleep loses nothing and repeats nothing`, async (t) => {

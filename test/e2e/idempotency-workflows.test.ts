@@ -3,17 +3,11 @@
  * (reference-behavior.md §2.4, §2.5), also across a SIGKILL of the server.
  */
 import anyTest, { type TestFn } from 'ava';
-import { startStack, storeKinds, type Stack } from '../support/stack.js';
+import { stacksPerStore, storeKinds, type Stack } from '../support/stack.js';
 
 const test = anyTest as TestFn<Record<string, Stack>>;
 
-test.before(async (t) => {
-  const stacks = await Promise.all(storeKinds.map((k) => startStack(k, { serviceFile: 'objects.mjs' })));
-  t.context = Object.fromEntries(storeKinds.map((k, i) => [k, stacks[i]!]));
-});
-test.after.always(async (t) => {
-  await Promise.all(Object.values(t.context).map((s) => s.stop()));
-});
+stacksPerStore(test, { serviceFile: 'objects.mjs' });
 
 const EXPIRES = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,3})?\+00:00$/;
 

@@ -3,17 +3,11 @@
  * stores, including that a pause survives a SIGKILL of the server.
  */
 import anyTest, { type TestFn } from 'ava';
-import { startStack, storeKinds, type Stack } from '../support/stack.js';
+import { stacksPerStore, storeKinds, type Stack } from '../support/stack.js';
 
 const test = anyTest as TestFn<Record<string, Stack>>;
 
-test.before(async (t) => {
-  const stacks = await Promise.all(storeKinds.map((k) => startStack(k)));
-  t.context = Object.fromEntries(storeKinds.map((k, i) => [k, stacks[i]!]));
-});
-test.after.always(async (t) => {
-  await Promise.all(Object.values(t.context).map((s) => s.stop()));
-});
+stacksPerStore(test);
 
 async function sendSleepy(stack: Stack, ms: number): Promise<string> {
   const res = await stack.ingress.post('restate/send/Durable/sleepy', { json: ms });

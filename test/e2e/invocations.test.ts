@@ -3,18 +3,11 @@
  * real SDK service and both stores; answers compared with reference-behavior.md §2.
  */
 import anyTest, { type TestFn } from 'ava';
-import { startStack, storeKinds, type Stack } from '../support/stack.js';
+import { stacksPerStore, storeKinds, type Stack } from '../support/stack.js';
 
 const test = anyTest as TestFn<Record<string, Stack>>;
 
-test.before(async (t) => {
-  const stacks = await Promise.all(storeKinds.map((k) => startStack(k)));
-  t.context = Object.fromEntries(storeKinds.map((k, i) => [k, stacks[i]!]));
-});
-
-test.after.always(async (t) => {
-  await Promise.all(Object.values(t.context).map((s) => s.stop()));
-});
+stacksPerStore(test);
 
 const json = { 'content-type': 'application/json' };
 

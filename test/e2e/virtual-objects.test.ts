@@ -4,14 +4,8 @@
  */
 import test from 'ava';
 import { startStack, storeKinds } from '../support/stack.js';
+import { waitFor } from '../support/wait.js';
 
-async function waitFor(cond: () => Promise<boolean>, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 for (const store of storeKinds) {
   test.serial(`${store}: 50 concurrent adds on one key end with the exact count; shared gets do not block`, async (t) => {

@@ -2,6 +2,7 @@
  * A whole end-to-end stack for one test file: an optional real Redis, the redstate server as a
  * child process, and an SDK service process registered as a deployment.
  */
+import type { TestFn } from 'ava';
 import got, { type Got } from 'got';
 import path from 'node:path';
 import { startRedis } from './redis.js';
@@ -58,4 +59,15 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
       await redis?.stop();
     },
   };
+}
+
+/** One stack per store kind for a whole test file, started before its tests and stopped after. */
+export function stacksPerStore(test: TestFn<Record<string, Stack>>, opts: StackOptions = {}): void {
+  test.before(async (t) => {
+    const stacks = await Promise.all(storeKinds.map((k) => startStack(k, opts)));
+    t.context = Object.fromEntries(storeKinds.map((k, i) => [k, stacks[i]!]));
+  });
+  test.after.always(async (t) => {
+    await Promise.all(Object.values(t.context).map((s) => s.stop()));
+  });
 }
