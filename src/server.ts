@@ -13,6 +13,7 @@ import { supervise } from './runtime/supervisor.js';
 import { createIngressApp } from './ingress/app.js';
 import { createAdminApp } from './admin/app.js';
 import { invocationRoutes } from './admin/routes/invocations.js';
+import { queryRoutes } from './admin/routes/query.js';
 import type { Logger } from './runtime/services.js';
 
 export interface RunningServer {
@@ -43,13 +44,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const runtime = new Runtime(store, registry, config, log);
   const recovered = await supervise(runtime);
   // Attach commands still waiting for their target (runtime/attachments.ts).
-  await runtime.recoverAttachments();
   if (recovered.resumed > 0 || recovered.redelivered > 0) {
     log.info(`recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);
   }
 
   const ingress = http.createServer(createIngressApp({ runtime, registry, config }, log).callback());
-  const adminRoutes = [invocationRoutes(runtime)];
+  const adminRoutes = [invocationRoutes(runtime), queryRoutes({ store, registry, config })];
   const admin = http.createServer(createAdminApp({ registry, config, extraRoutes: (router) => adminRoutes.forEach((add) => add(router)) }).callback());
   // Calls block until their invocation completes: no server-side request timeout.
   ingress.requestTimeout = 0;

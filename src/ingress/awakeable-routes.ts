@@ -10,23 +10,25 @@
 import type { Context } from 'koa';
 import type Router from '@koa/router';
 import { IngressError } from '../errors.js';
-import { IdError, invocationIdToString, parseAwakeableId } from '../protocol/ids.js';
+import { IdError, invocationIdToString, parseAwakeableId, type AwakeableTarget } from '../protocol/ids.js';
 import type { IngressDeps } from './invoke-routes.js';
 import { readBody } from './request.js';
 import { methodNotAllowed, notFound } from './errors.js';
+
+function checkedAwakeableId(raw: string): AwakeableTarget {
+  try {
+    return parseAwakeableId(raw);
+  } catch (err) {
+    if (err instanceof IdError) throw new IngressError(400, `bad awakeable id '${raw}': ${err.message}`);
+    throw err;
+  }
+}
 
 async function complete(ctx: Context, deps: IngressDeps): Promise<void> {
   const op = ctx.params['op'];
   if (op !== 'resolve' && op !== 'reject') throw notFound();
   if (ctx.method !== 'POST') throw methodNotAllowed();
-  const raw = ctx.params['id']!;
-  let target;
-  try {
-    target = parseAwakeableId(raw);
-  } catch (err) {
-    if (err instanceof IdError) throw new IngressError(400, `bad awakeable id '${raw}': ${err.message}`);
-    throw err;
-  }
+  const target = checkedAwakeableId(ctx.params['id']!);
   const body = await readBody(ctx, deps.config.requestSizeLimit);
   // `prom_1…` ids index journal entries of v1–v4 journals (§9.6); this server never hands
   // them out, so they cannot name anything here: accepted and dropped, as an unknown id.

@@ -53,6 +53,58 @@ function walk(node: unknown, visit: (n: Node) => void): void {
   }
 }
 
+const QUERY_NODES = new Set(['SELECT_NODE', 'SET_OPERATION_NODE', 'RECURSIVE_CTE_NODE', 'CTE_NODE']);
+
+/**
+ * Whether a `*` can bring every column of a table into the result. A `*` in a FROM subquery
+ * only exposes what its parent names (`SELECT COUNT(1) FROM (SELECT * FROM sys_invocation)
+ * WHERE status != 'completed'`, the CLI's count, needs `status` only), unless the parent
+ * passes all of it on: its own `*`, DISTINCT, a set operation, or a NATURAL/USING join, which
+ * compare whole rows. Anything less clear-cut counts as reaching the result.
+ */
+function starReachesResult(ast: Node): boolean {
+  let reaches = false;
+  const hasStar = (v: unknown): boolean => {
+    if (Array.isArray(v)) return v.some(hasStar);
+    if (!isNode(v) || QUERY_NODES.has(String(v.type))) return false;
+    return v.class === 'STAR' || Object.values(v).some((x) => typeof x === 'object' && x !== null && hasStar(x));
+  };
+  const scan = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(scan);
+    else if (isNode(v)) {
+      if (QUERY_NODES.has(String(v.type))) query(v, true);
+      else for (const x of Object.values(v)) if (typeof x === 'object' && x !== null) scan(x);
+    }
+  };
+  const from = (f: unknown, live: boolean): void => {
+    if (!isNode(f)) return;
+    if (f.type === 'JOIN') {
+      const whole = live || f.ref_type === 'NATURAL' || (Array.isArray(f.using_columns) && f.using_columns.length > 0);
+      from(f.left, whole);
+      from(f.right, whole);
+      scan(f.condition);
+    } else if (f.type === 'SUBQUERY' && isNode(f.subquery) && isNode(f.subquery.node)) {
+      query(f.subquery.node, live);
+    } else {
+      scan(f);
+    }
+  };
+  const query = (n: Node, live: boolean): void => {
+    if (n.type !== 'SELECT_NODE') {
+      // Set operations compare whole rows; other query nodes are not analysed.
+      for (const v of Object.values(n)) if (typeof v === 'object' && v !== null) scan(v);
+      return;
+    }
+    const distinct = Array.isArray(n.modifiers) && n.modifiers.some((m) => isNode(m) && m.type === 'DISTINCT_MODIFIER');
+    const own = hasStar(n.select_list);
+    if (own && (live || distinct)) reaches = true;
+    for (const [k, v] of Object.entries(n)) if (k !== 'from_table' && typeof v === 'object' && v !== null) scan(v);
+    from(n.from_table, (live || distinct) && own);
+  };
+  scan(ast);
+  return reaches;
+}
+
 type TableKind = { kind: 'public' | 'info'; def: TableDef } | { kind: 'cte' } | { kind: 'unknown'; name: string };
 
 function classify(ref: Node, ctes: Set<string>): TableKind {
@@ -154,11 +206,10 @@ export function planQuery(ast: Node): QueryPlan {
 
   const scans = new Map<string, TableScan>();
   const columnsUsed = new Set<string>();
-  let star = false;
   let unknownTable: string | undefined;
   let rewritten = false;
+  let star = starReachesResult(ast);
   walk(ast, (n) => {
-    if (n.class === 'STAR') star = true;
     if (n.class === 'COLUMN_REF' && Array.isArray(n.column_names)) columnsUsed.add(lower(n.column_names[n.column_names.length - 1]));
     if (n.type !== 'BASE_TABLE') return;
     const kind = classify(n, ctes);

@@ -22,15 +22,6 @@ export const NOT_FOUND: Failure = { code: 404, message: 'not found' };
 
 export type TargetOutcome = { state: 'completed'; completion: Completion } | { state: 'pending' } | { state: 'missing' };
 
-/** What the runtime offers an attempt for attaches that must wait (Runtime implements it). */
-export interface AttachWatcher {
-  watchAttach(callerId: string, completionId: number, targetId: string): void;
-}
-
-export function isAttachWatcher(services: object): services is AttachWatcher {
-  return typeof (services as Partial<AttachWatcher>).watchAttach === 'function';
-}
-
 /**
  * The target's committed outcome. An id that is not stored yet but has an `invoke` message
  * waiting in some outbox is pending: a caller gets a callee's id in the commit that writes that

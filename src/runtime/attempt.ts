@@ -30,7 +30,6 @@ import type { Completion, InvocationEvent } from '../../machines/invocation.js';
 import type { JournalEntry, OutboxMessage, StateOp, Timer } from '../store/types.js';
 import { CommandRejected, commandOutcome, type CommandScope } from './commands.js';
 import type { InvocationHost } from './invocation-host.js';
-import { isAttachWatcher } from './attachments.js';
 
 export class Attempt {
   private stream: InvocationStream | undefined;
@@ -303,10 +302,7 @@ export class Attempt {
       },
     });
     // Only stored attaches wait: a lost commit leaves nothing to answer (§13 rule 5).
-    for (const w of attachWaits) {
-      if (isAttachWatcher(services)) services.watchAttach(this.host.id, w.completionId, w.targetId);
-      else services.log.error(`invocation ${this.host.id}: attach to ${w.targetId} cannot wait: the runtime has no watchAttach`);
-    }
+    for (const w of attachWaits) services.watchAttach(this.host.id, w.completionId, w.targetId);
   }
 
   private completionOf(pending: JournalEntry[]): Completion | undefined {

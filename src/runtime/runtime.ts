@@ -267,9 +267,11 @@ export class Runtime implements RuntimeServices {
       else if (body.kind === 'complete') {
         const n: Notification = { completionId: body.completionId, ...resultOf(body) };
         await this.notify(body.invocationId, MessageType.CallCompletionNotification, n);
-      } else {
+      } else if (body.kind === 'signal') {
         const n: Notification = { signalId: body.signalId, ...resultOf(body) };
         await this.notify(body.invocationId, MessageType.SignalNotification, n);
+      } else {
+        throw new Error(`unknown outbox message kind '${(body as { kind: string }).kind}'`);
       }
       await this.store.commit({ partition, outboxRemove: [message.id] });
     } catch (err) {
@@ -361,8 +363,8 @@ export class Runtime implements RuntimeServices {
     void (async () => {
       let done = await this.attach(targetId);
       // Not stored yet but its invoke message is on the way: wait for it to be created.
-      while (!done && (await targetOutcome(this.store, this.config.partitions, targetId)).state !== 'missing') {
-        await new Promise((r) => setTimeout(r, 100));
+      for (let delay = 50; !done && (await targetOutcome(this.store, this.config.partitions, targetId)).state !== 'missing'; delay = Math.min(delay * 2, 2000)) {
+        await new Promise((r) => setTimeout(r, delay));
         done = await this.attach(targetId);
       }
       const result = done ? completionResult(done.completion) : { failure: NOT_FOUND };

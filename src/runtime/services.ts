@@ -30,6 +30,8 @@ export interface RuntimeServices {
   requestLock(host: InvocationHost): void;
   /** The invocation got its key's lock in a committed change: let it run. */
   grantLock(invocationId: string): void;
+  /** A stored Attach command waits for its target: answer it when the target completes. */
+  watchAttach(callerId: string, completionId: number, targetId: string): void;
   /** Outbox messages were committed: deliver them. */
   deliver(partition: number, messages: OutboxMessage[]): void;
   /** The invocation completed (committed): answer whoever waits for it. */

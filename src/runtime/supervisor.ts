@@ -21,5 +21,7 @@ export async function supervise(runtime: Runtime): Promise<{ resumed: number; re
     }
     await runtime.timers.arm(p);
   }
+  // Attach commands still waiting for their target wait again (they live only in journals).
+  await runtime.recoverAttachments();
   return { resumed, redelivered };
 }

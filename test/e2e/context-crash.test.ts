@@ -6,33 +6,10 @@
  */
 import test from 'ava';
 import { startStack, storeKinds, type Stack } from '../support/stack.js';
+import { waitFor } from '../support/wait.js';
+import { awaitPublished, sendTo as send } from '../support/context.js';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, cond: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await pause(25);
-  }
-}
-
-async function send(stack: Stack, path: string, json: unknown): Promise<string> {
-  const res = await stack.ingress.post(`restate/send/${path}`, { json });
-  if (res.statusCode !== 202) throw new Error(`send ${path}: ${res.statusCode} ${res.body}`);
-  return (JSON.parse(res.body) as { invocationId: string }).invocationId;
-}
-
-/** The awakeable id that Awakeables/wait published (context.mjs) once it waits. */
-async function awakeableOf(stack: Stack, tag: string): Promise<string> {
-  const prefix = `${tag}:awakeable=`;
-  let id: string | undefined;
-  await until(`${tag}'s awakeable`, async () => {
-    id = Object.keys(await stack.counts()).find((k) => k.startsWith(prefix))?.slice(prefix.length);
-    return id !== undefined;
-  });
-  return id!;
-}
 
 async function crash(stack: Stack): Promise<void> {
   await stack.server.kill();
@@ -45,7 +22,7 @@ for (const store of storeKinds) {
     try {
       const tag = `${store}-crash-call`;
       const id = await send(stack, 'Caller/callSlow', { tag, sleepMs: 1500 });
-      await until('the callee to sleep', async () => (await stack.counts())[`${tag}:callee-a`] === 1);
+      await waitFor(async () => (await stack.counts())[`${tag}:callee-a`] === 1, 15_000);
       await pause(300);
       await crash(stack);
       const res = await stack.ingress.get(`restate/attach/${id}`);
@@ -64,7 +41,7 @@ for (const store of storeKinds) {
       const waiting = `${store}-crash-awk-waiting`;
       const resolved = `${store}-crash-awk-resolved`;
       const [waitingId, resolvedId] = await Promise.all([send(stack, 'Awakeables/wait', { tag: waiting }), send(stack, 'Awakeables/wait', { tag: resolved })]);
-      const [waitingAwk, resolvedAwk] = await Promise.all([awakeableOf(stack, waiting), awakeableOf(stack, resolved)]);
+      const [waitingAwk, resolvedAwk] = await Promise.all([awaitPublished(stack, waiting, 'awakeable'), awaitPublished(stack, resolved, 'awakeable')]);
       // 202 means stored: the resolve must survive a kill right after it.
       const accepted = await stack.ingress.post(`restate/a/${resolvedAwk}/resolve`, { json: 'before the crash' });
       t.is(accepted.statusCode, 202);

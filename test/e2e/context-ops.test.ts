@@ -6,6 +6,7 @@
  */
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { startStack, storeKinds, type Stack } from '../support/stack.js';
+import { awaitPublished, published, sendTo as send } from '../support/context.js';
 
 const test = anyTest as TestFn<Record<string, Stack>>;
 
@@ -29,29 +30,6 @@ async function call(t: ExecutionContext<Record<string, Stack>>, stack: Stack, pa
   const res = await stack.ingress.post(`restate/call/${path}`, json === undefined ? {} : { json });
   t.is(res.statusCode, 200, `${path}: ${res.body}\n${stack.server.output().slice(-1500)}`);
   return res.body === '' ? undefined : JSON.parse(res.body);
-}
-
-async function send(stack: Stack, path: string, json: unknown): Promise<string> {
-  const res = await stack.ingress.post(`restate/send/${path}`, { json });
-  if (res.statusCode !== 202) throw new Error(`send ${path}: ${res.statusCode} ${res.body}`);
-  return (JSON.parse(res.body) as { invocationId: string }).invocationId;
-}
-
-/** Values that context.mjs publishes as counters `<tag>:<name>=<value>`: value → executions. */
-async function published(stack: Stack, tag: string, name: string): Promise<Map<string, number>> {
-  const prefix = `${tag}:${name}=`;
-  const c = await stack.counts();
-  return new Map(Object.entries(c).filter(([k]) => k.startsWith(prefix)).map(([k, n]) => [k.slice(prefix.length), n]));
-}
-
-async function awaitPublished(stack: Stack, tag: string, name: string): Promise<string> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const [first] = (await published(stack, tag, name)).keys();
-    if (first !== undefined) return first;
-    if (Date.now() > deadline) throw new Error(`${tag}: nothing published as ${name}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 for (const store of storeKinds) {

@@ -8,7 +8,6 @@ import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './ports.js';
 
 export interface StartedService {
   port: number;
@@ -16,6 +15,8 @@ export interface StartedService {
   url: string;
   stop(): Promise<void>;
   proc: ChildProcess;
+  /** The counters server of services that keep counters (services/serve.mjs). */
+  countsPort?: number;
 }
 
 /** The checkout root: tests run from dist/test/…, the .mjs files stay in test/ (tsc does not copy them). */
@@ -35,16 +36,6 @@ export function supportFile(relative: string): string {
 }
 
 
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 const START_TIMEOUT_MS = 15_000;
 
@@ -52,15 +43,14 @@ const START_TIMEOUT_MS = 15_000;
  * Starts `file` (absolute, or relative to the checkout root, or to `test/support/services/`).
  * Output is kept and shown only if the process fails to start.
  */
-export async function startService(file: string, opts: { port?: number; env?: Record<string, string> } = {}): Promise<StartedService> {
+export async function startService(file: string, opts: { env?: Record<string, string> } = {}): Promise<StartedService> {
   const root = projectRoot();
   const candidates = path.isAbsolute(file) ? [file] : [path.join(root, file), supportFile(path.join('services', file))];
   const script = candidates.find((c) => existsSync(c));
   if (!script) throw new Error(`service file not found: ${candidates.join(' or ')}`);
-  const port = opts.port ?? (await freePort());
   const proc = spawn(process.execPath, ['--import', supportFile('poly.mjs'), script], {
     cwd: root,
-    env: { ...process.env, ...opts.env, PORT: String(port) },
+    env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -77,15 +67,20 @@ export async function startService(file: string, opts: { port?: number; env?: Re
     }),
   );
 
+  // The service picks its own ports and prints them (services/serve.mjs).
   const deadline = Date.now() + START_TIMEOUT_MS;
-  while (!(await canConnect(port))) {
+  let port: number | undefined;
+  while (port === undefined) {
+    port = Number(/^READY (\d+)$/m.exec(output)?.[1]) || undefined;
+    if (port !== undefined) break;
     if (exited !== undefined || Date.now() > deadline) {
       proc.kill('SIGKILL');
-      const why = exited !== undefined ? `exited with ${exited}` : `did not listen on ${port} within ${START_TIMEOUT_MS} ms`;
+      const why = exited !== undefined ? `exited with ${exited}` : `did not listen within ${START_TIMEOUT_MS} ms`;
       throw new Error(`${path.basename(script)} ${why}\n${output}`);
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 20));
   }
+  const countsPort = Number(/^COUNTS (\d+)$/m.exec(output)?.[1]) || undefined;
 
   const stop = async () => {
     if (exited !== undefined) return;
@@ -94,5 +89,5 @@ export async function startService(file: string, opts: { port?: number; env?: Re
     await exit;
     clearTimeout(timer);
   };
-  return { port, url: `http://127.0.0.1:${port}/`, stop, proc };
+  return { port, url: `http://127.0.0.1:${port}/`, stop, proc, ...(countsPort ? { countsPort } : {}) };
 }

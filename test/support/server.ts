@@ -6,7 +6,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from './ports.js';
 
 const MAIN = path.resolve(process.cwd(), 'dist/src/main.js');
 
@@ -28,41 +27,40 @@ export interface RedstateOptions {
   env?: Record<string, string>;
 }
 
-async function waitReady(admin: string, proc: ChildProcess, output: () => string): Promise<void> {
+async function waitReady(proc: ChildProcess, output: () => string): Promise<{ ingress: number; admin: number }> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     if (proc.exitCode !== null) throw new Error(`redstate exited with ${proc.exitCode}:\n${output()}`);
-    try {
-      const res = await fetch(`${admin}/health`);
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
+    const m = /ingress on :(\d+), admin on :(\d+)/.exec(output());
+    if (m) return { ingress: Number(m[1]), admin: Number(m[2]) };
+    await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`redstate did not become ready:\n${output()}`);
 }
 
 export async function startRedstate(opts: RedstateOptions = {}): Promise<RedstateProcess> {
-  const [ingressPort, adminPort] = [await freePort(), await freePort()];
+  // Port 0 on the first start: the server binds what the kernel gives and logs it, so test
+  // processes never race for a port; a restart binds the same ports again.
+  let ports = { ingress: 0, admin: 0 };
   const dataDir = await mkdtemp(path.join(tmpdir(), 'redstate-data-'));
   let log = '';
   let proc: ChildProcess;
   const env = {
     ...process.env,
-    REDSTATE_INGRESS_PORT: String(ingressPort),
-    REDSTATE_ADMIN_PORT: String(adminPort),
     REDSTATE_HOST: '127.0.0.1',
     REDSTATE_DATA_DIR: dataDir,
     ...(opts.redisUrl ? { REDSTATE_REDIS_URL: opts.redisUrl } : {}),
     ...opts.env,
   };
-  const admin = `http://127.0.0.1:${adminPort}`;
   const launch = async () => {
-    proc = spawn(process.execPath, ['--enable-source-maps', MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const from = log.length;
+    proc = spawn(process.execPath, ['--enable-source-maps', MAIN], {
+      env: { ...env, REDSTATE_INGRESS_PORT: String(ports.ingress), REDSTATE_ADMIN_PORT: String(ports.admin) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     proc.stdout!.on('data', (d: Buffer) => (log += d.toString()));
     proc.stderr!.on('data', (d: Buffer) => (log += d.toString()));
-    await waitReady(admin, proc, () => log);
+    ports = await waitReady(proc, () => log.slice(from));
   };
   const exited = () =>
     new Promise<void>((resolve) => {
@@ -71,8 +69,8 @@ export async function startRedstate(opts: RedstateOptions = {}): Promise<Redstat
     });
   await launch();
   return {
-    ingress: `http://127.0.0.1:${ingressPort}`,
-    admin,
+    ingress: `http://127.0.0.1:${ports.ingress}`,
+    admin: `http://127.0.0.1:${ports.admin}`,
     output: () => log,
     async kill() {
       proc.kill('SIGKILL');

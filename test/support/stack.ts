@@ -8,7 +8,6 @@ import path from 'node:path';
 import { startRedis } from './redis.js';
 import { startRedstate, type RedstateProcess } from './server.js';
 import { startService } from './sdk-service.js';
-import { freePort } from './ports.js';
 
 export type StoreKind = 'embedded' | 'redis';
 export const storeKinds: StoreKind[] = ['embedded', 'redis'];
@@ -36,9 +35,8 @@ export interface StackOptions {
 
 export async function startStack(store: StoreKind, opts: StackOptions = {}): Promise<Stack> {
   const redis = store === 'redis' ? await startRedis() : undefined;
-  const countsPort = await freePort();
   const service = await startService(path.resolve('test/support/services', opts.serviceFile ?? 'durable.mjs'), {
-    env: { COUNTS_PORT: String(countsPort), ...(opts.http1 ? { HTTP1: '1' } : {}) },
+    env: opts.http1 ? { HTTP1: '1' } : {},
   });
   const server = await startRedstate({ ...(redis ? { redisUrl: redis.url } : {}), ...(opts.env ? { env: opts.env } : {}) });
   const admin = client(server.admin);
@@ -50,7 +48,7 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
     admin,
     serviceUrl: service.url,
     async counts() {
-      const res = await fetch(`http://127.0.0.1:${countsPort}/counts`);
+      const res = await fetch(`http://127.0.0.1:${service.countsPort}/counts`);
       return (await res.json()) as Record<string, number>;
     },
     async stop() {

@@ -1,6 +1,6 @@
 // A small Restate SDK endpoint for discovery, registry and end-to-end tests.
 //
-// env PORT        port to listen on (required)
+// Served by serve.mjs (the READY port on stdout).
 // env HTTP1=1     serve HTTP/1.1 request-response (http1Handler) instead of h2c bidi
 //
 // Paths: `/` serves the main set (Greeter, Counter, Signup). Variants for re-registration
@@ -8,9 +8,8 @@
 //   /v2/          the main set plus Greeter/extra
 //   /var/         VarSvc as a Service (handler a)
 //   /var-object/  VarSvc as a VirtualObject (handler a): a service type change
-import http from 'node:http';
-import http2 from 'node:http2';
 import * as restate from '@restatedev/restate-sdk';
+import { serve } from './serve.mjs';
 
 function mainServices(extra) {
   const greeterHandlers = {
@@ -79,11 +78,4 @@ function dispatch(req, res) {
   return (route ? route[1] : main)(req, res);
 }
 
-const port = Number(process.env.PORT);
-if (!Number.isInteger(port) || port <= 0) throw new Error('set PORT');
-const server = http1 ? http.createServer(dispatch) : http2.createServer(dispatch);
-server.listen(port, () => console.log(`basic.mjs listening on ${port} (${http1 ? 'HTTP/1.1' : 'h2c'})`));
-
-const stop = () => server.close(() => process.exit(0));
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+serve(undefined, { handler: dispatch });

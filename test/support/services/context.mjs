@@ -4,11 +4,9 @@
 // (an awakeable id, what ctx.rand gave on each execution) are published as counters named
 // `<tag>:<name>=<value>`: the counter says how many executions saw that value.
 //
-// env PORT         port of the SDK endpoint (h2c)
-// env HTTP1=1      serve HTTP/1.1 request-response (http1Handler) instead of h2c bidi
-// env COUNTS_PORT  port of a plain HTTP server answering GET /counts with the counters as JSON
-import http from 'node:http';
+// Served by serve.mjs (READY/COUNTS ports on stdout; HTTP1=1 for request/response).
 import * as restate from '@restatedev/restate-sdk';
+import { serve } from './serve.mjs';
 
 const { RestatePromise, TerminalError, rpc, serde } = restate;
 
@@ -294,22 +292,6 @@ const attacher = restate.service({
   },
 });
 
-const port = Number(process.env.PORT);
-if (!Number.isInteger(port) || port <= 0) throw new Error('set PORT');
 const endpoint = restate.endpoint();
 for (const s of [callee, runs, combinators, awakeableService, caller, counter, lazyCounter, replay, attacher]) endpoint.bind(s);
-if (process.env.HTTP1 === '1') {
-  http.createServer(endpoint.http1Handler()).listen(port, () => console.log(`context.mjs listening on ${port} (HTTP/1.1)`));
-} else {
-  endpoint.listen(port).then(() => console.log(`context.mjs listening on ${port}`));
-}
-
-const countsPort = Number(process.env.COUNTS_PORT);
-if (countsPort > 0) {
-  http
-    .createServer((_req, res) => {
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify(counts));
-    })
-    .listen(countsPort);
-}
+serve(endpoint, { counts });

@@ -2,11 +2,9 @@
 // ctx.run bumps a counter, so tests can check that each step ran exactly once, also across
 // a SIGKILL of the server.
 //
-// env PORT         port of the SDK endpoint (h2c)
-// env HTTP1=1      serve HTTP/1.1 request-response (http1Handler) instead of h2c bidi
-// env COUNTS_PORT  port of a plain HTTP server answering GET /counts with the counters as JSON
-import http from 'node:http';
+// Served by serve.mjs (READY/COUNTS ports on stdout; HTTP1=1 for request/response).
 import * as restate from '@restatedev/restate-sdk';
+import { serve } from './serve.mjs';
 
 const counts = {};
 const bump = (key) => {
@@ -72,21 +70,4 @@ const suspender = restate.service({
   options: { inactivityTimeout: 200 },
 });
 
-const port = Number(process.env.PORT);
-if (!Number.isInteger(port) || port <= 0) throw new Error('set PORT');
-const endpoint = restate.endpoint().bind(durable).bind(suspender);
-if (process.env.HTTP1 === '1') {
-  http.createServer(endpoint.http1Handler()).listen(port, () => console.log(`durable.mjs listening on ${port} (HTTP/1.1)`));
-} else {
-  endpoint.listen(port).then(() => console.log(`durable.mjs listening on ${port}`));
-}
-
-const countsPort = Number(process.env.COUNTS_PORT);
-if (countsPort > 0) {
-  http
-    .createServer((_req, res) => {
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify(counts));
-    })
-    .listen(countsPort);
-}
+serve(restate.endpoint().bind(durable).bind(suspender), { counts });

@@ -3,9 +3,9 @@
 // handler of a key started while another invocation of the key was still inside one. A ctx.run
 // may run again after a crash (its result was not stored yet), so the check is by invocation id.
 //
-// env PORT, COUNTS_PORT as in durable.mjs
-import http from 'node:http';
+// Served by serve.mjs (READY/COUNTS ports on stdout; HTTP1=1 for request/response).
 import * as restate from '@restatedev/restate-sdk';
+import { serve } from './serve.mjs';
 
 const counts = {};
 const holders = {};
@@ -58,11 +58,4 @@ const quickWf = restate.workflow({
   },
 });
 
-const port = Number(process.env.PORT);
-if (!Number.isInteger(port) || port <= 0) throw new Error('set PORT');
-restate.endpoint().bind(counter).bind(once).bind(quickWf).listen(port);
-
-const countsPort = Number(process.env.COUNTS_PORT);
-if (countsPort > 0) {
-  http.createServer((_req, res) => res.end(JSON.stringify(counts))).listen(countsPort);
-}
+serve(restate.endpoint().bind(counter).bind(once).bind(quickWf), { counts });

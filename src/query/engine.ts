@@ -1,0 +1,195 @@
+/**
+ * Runs the SQL of `POST /query` (reference-behavior.md §3.6) in an embedded DuckDB.
+ *
+ * Why DuckDB (@duckdb/node-api), measured on this machine's kind with the CLI's statements
+ * (§4, cli-admin-requests.txt) over 1,000 invocation rows:
+ *   - DuckDB: all 20 statements run; import ≈120–240 ms once, instance ≈16 ms once, then
+ *     ≈9 ms per query including loading the rows; ≈100 MB RSS; 70 MB installed (native
+ *     binary from the npm registry, no install script). Unsigned ints, ms timestamps,
+ *     intervals, blobs and lists keep every reference type exactly.
+ *   - PGlite: all 20 run, but ≈5.9 s to start, ≈32 ms per query, ≈800 MB RSS, and no
+ *     unsigned 64-bit type (partition keys exceed int8).
+ *   - alasql: 9 of the 20 fail to parse (`target` is a keyword to it, among others).
+ * The module is imported on the first query, so a server that never serves one never pays.
+ *
+ * One in-memory instance per engine; each query gets its own connection and transaction:
+ * the referenced tables are filled (only those, §3.6), the statement runs, and the
+ * transaction is rolled back, so concurrent queries never see each other's rows.
+ */
+import type * as Duck from '@duckdb/node-api';
+import { QueryError } from '../errors.js';
+import { appendRows, readColumns, SQL_TYPE, type DuckModule } from './duckdb-values.js';
+import { fromDuckDb, notImplemented, parseError, planningError, tableNotFound } from './engine-errors.js';
+import { applyHints } from './naming.js';
+import { INFO_SCHEMA, planQuery, type QueryPlan, type TableScan } from './plan.js';
+import type { ResultSet, Row } from './result.js';
+import { CATALOG, INFORMATION_SCHEMA_TABLES, informationSchemaRows, PUBLIC_TABLES, type TableDef } from './tables.js';
+
+/** Produces the rows of one referenced table; the plan tells which rows and columns matter. */
+export type RowSource = (scan: TableScan, plan: QueryPlan) => Promise<Row[]>;
+
+export interface QueryEngineOptions {
+  /** A query (loading included) is interrupted after this long. */
+  timeoutMs?: number;
+  /** DuckDB's `memory_limit`. */
+  memoryLimit?: string;
+}
+
+interface Opened {
+  duck: DuckModule;
+  instance: Duck.DuckDBInstance;
+}
+
+type Parsed = { kind: 'select'; ast: Record<string, unknown>; count: number } | { kind: 'other' };
+
+const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+function createTable(schema: string, table: TableDef): string {
+  const cols = table.columns.map((c) => `${quote(c.name)} ${SQL_TYPE[c.type]}${c.nullable ? '' : ' NOT NULL'}`);
+  return `CREATE TABLE ${CATALOG}.${schema}.${quote(table.name)} (${cols.join(', ')})`;
+}
+
+export class QueryEngine {
+  private opened: Promise<Opened> | undefined;
+
+  constructor(private readonly options: QueryEngineOptions = {}) {}
+
+  /** Runs one statement; rejects with `QueryError` for anything the client did wrong. */
+  async query(sql: string, source: RowSource): Promise<ResultSet> {
+    const { duck, instance } = await this.open();
+    const conn = await instance.connect();
+    const timer = setTimeout(() => conn.interrupt(), this.options.timeoutMs ?? 30_000);
+    let plan: QueryPlan | undefined;
+    let inTransaction = false;
+    try {
+      await conn.run(`USE ${CATALOG}.public`);
+      let statement = sql;
+      const parsed = await this.parse(conn, sql);
+      if (parsed.kind === 'select') {
+        if (parsed.count > 1) throw notImplemented('The context currently only supports a single SQL statement');
+        plan = planQuery(parsed.ast);
+        if (plan.unknownTable !== undefined) throw tableNotFound(plan.unknownTable);
+        if (plan.rewritten) statement = await this.sqlOf(conn, plan.ast);
+        await conn.run('BEGIN TRANSACTION');
+        inTransaction = true;
+        for (const scan of plan.scans.values()) await this.fill(duck, conn, scan, plan, source);
+      }
+      const extracted = await conn.extractStatements(statement);
+      if (extracted.count !== 1) throw notImplemented('The context currently only supports a single SQL statement');
+      const prepared = await extracted.prepare(0);
+      checkStatementType(duck, prepared.statementType);
+      const reader = await prepared.runAndReadAll();
+      const columns = applyHints(readColumns(duck, reader), plan?.output, plan?.relations ?? []);
+      return { columns, rowCount: reader.currentRowCount };
+    } catch (err) {
+      throw fromDuckDb(err, plan?.relations ?? [], (q) => (plan ? columnOfQualifier(plan, q) : undefined));
+    } finally {
+      clearTimeout(timer);
+      if (inTransaction) await conn.run('ROLLBACK').catch(() => undefined);
+      conn.closeSync();
+    }
+  }
+
+  /** Starts DuckDB now rather than on the first query (e.g. in tests that time queries). */
+  async warmUp(): Promise<void> {
+    await this.open();
+  }
+
+  async close(): Promise<void> {
+    const opened = this.opened;
+    this.opened = undefined;
+    if (opened) (await opened.catch(() => undefined))?.instance.closeSync();
+  }
+
+  private open(): Promise<Opened> {
+    this.opened ??= openDuckDb(this.options.memoryLimit ?? '512MB');
+    return this.opened;
+  }
+
+  /** DuckDB's syntax tree of the text, or `other` for statements it only serialises if SELECT. */
+  private async parse(conn: Duck.DuckDBConnection, sql: string): Promise<Parsed> {
+    const reader = await conn.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
+    const tree = JSON.parse(String(reader.getColumnsJS()[0]?.[0])) as Record<string, unknown>;
+    if (tree.error !== true) {
+      const count = Array.isArray(tree.statements) ? tree.statements.length : 0;
+      if (count === 0) throw parseError(sql, 'syntax error at end of input', sql.length);
+      return { kind: 'select', ast: tree, count };
+    }
+    if (tree.error_type === 'parser') {
+      const position = Number(tree.position);
+      throw parseError(sql, String(tree.error_message), Number.isFinite(position) ? position : undefined);
+    }
+    return { kind: 'other' };
+  }
+
+  private async sqlOf(conn: Duck.DuckDBConnection, ast: Record<string, unknown>): Promise<string> {
+    const reader = await conn.runAndReadAll('SELECT json_deserialize_sql($1::JSON)', [JSON.stringify(ast)]);
+    return String(reader.getColumnsJS()[0]?.[0]);
+  }
+
+  private async fill(duck: DuckModule, conn: Duck.DuckDBConnection, scan: TableScan, plan: QueryPlan, source: RowSource): Promise<void> {
+    let rows: Row[];
+    try {
+      rows = await source(scan, plan);
+    } catch (err) {
+      // The store failed, not the query: DataFusion reports its table providers' errors so.
+      throw new QueryError(500, `Datafusion error: External error: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (rows.length === 0) return;
+    appendRows(duck, await conn.createAppender(scan.table.name, 'public', CATALOG), scan.table.columns, rows);
+  }
+}
+
+async function openDuckDb(memoryLimit: string): Promise<Opened> {
+  const duck = await import('@duckdb/node-api');
+  // No files, no network, no extension downloads: queries only ever see our tables.
+  const instance = await duck.DuckDBInstance.create(':memory:', {
+    enable_external_access: 'false',
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+    memory_limit: memoryLimit,
+  });
+  const setup = await instance.connect();
+  try {
+    const ddl = [`ATTACH ':memory:' AS ${CATALOG}`, `CREATE SCHEMA ${CATALOG}.public`, `CREATE SCHEMA ${CATALOG}.${INFO_SCHEMA}`];
+    for (const t of PUBLIC_TABLES.values()) ddl.push(createTable('public', t));
+    for (const t of INFORMATION_SCHEMA_TABLES.values()) ddl.push(createTable(INFO_SCHEMA, t));
+    await setup.run(ddl.join(';\n'));
+    const rows = informationSchemaRows();
+    for (const t of INFORMATION_SCHEMA_TABLES.values()) {
+      appendRows(duck, await setup.createAppender(t.name, INFO_SCHEMA, CATALOG), t.columns, rows[t.name] ?? []);
+    }
+    // Queries cannot change settings (memory limit, external access) from here on.
+    await setup.run('SET lock_configuration = true');
+  } finally {
+    setup.closeSync();
+  }
+  return { duck, instance };
+}
+
+/** DataFusion runs queries only: DML, DDL and other statements are planning errors (§3.6). */
+function checkStatementType(duck: DuckModule, type: Duck.StatementType): void {
+  const S = duck.StatementType;
+  if (type === S.SELECT || type === S.EXPLAIN) return;
+  const dml: Partial<Record<number, string>> = { [S.INSERT]: 'Insert Into', [S.UPDATE]: 'Update', [S.DELETE]: 'Delete', [S.MERGE_INTO]: 'Merge' };
+  const op = dml[type];
+  if (op) throw planningError(`DML not supported: ${op}`);
+  const ddl: Partial<Record<number, string>> = { [S.CREATE]: 'Create', [S.DROP]: 'Drop', [S.ALTER]: 'Alter', [S.CREATE_FUNC]: 'CreateFunction' };
+  const kind = ddl[type];
+  if (kind) throw planningError(`DDL not supported: ${kind}`);
+  throw planningError(`Statement not supported: ${S[type] ?? String(type)}`);
+}
+
+/** `q.c` for the first column reference qualified by `q` in the query. */
+function columnOfQualifier(plan: QueryPlan, qualifier: string): string | undefined {
+  let found: string | undefined;
+  const visit = (node: unknown): void => {
+    if (found !== undefined || typeof node !== 'object' || node === null) return;
+    const n = node as Record<string, unknown>;
+    const names = n.class === 'COLUMN_REF' && Array.isArray(n.column_names) ? n.column_names.map(String) : undefined;
+    if (names && names.length === 2 && names[0]!.toLowerCase() === qualifier) found = `${qualifier}.${names[1]!.toLowerCase()}`;
+    for (const v of Object.values(n)) visit(v);
+  };
+  visit(plan.ast);
+  return found;
+}

@@ -1,0 +1,69 @@
+/**
+ * The JSON form of a query result, as Restate's arrow-json writer prints it
+ * (reference-behavior.md §3.6): `{"rows":[{…},…]}`, NULL columns left out, timestamps
+ * RFC 3339 in UTC with `Z` and only the sub-second digits there are, durations ISO 8601
+ * (`PT86400S`, `P0D`, `PT0.004S`), binary as lowercase hex, lists as arrays, and 64-bit
+ * integers as plain JSON numbers even past 2^53 (partition keys are).
+ */
+import type { ResultSet, ValueType } from './result.js';
+
+/** `2026-11-22T01:40:53.537Z`; a whole second has no fraction (chrono's `AutoSi`). */
+export function formatTimestamp(ms: number): string {
+  const iso = new Date(ms).toISOString();
+  return ms % 1000 === 0 ? iso.replace('.000Z', 'Z') : iso;
+}
+
+/** chrono's ISO 8601 display of a duration: seconds only, trailing zeros of the fraction trimmed. */
+export function formatDuration(ms: number): string {
+  if (ms === 0) return 'P0D';
+  const sign = ms < 0 ? '-' : '';
+  const abs = Math.abs(ms);
+  const seconds = Math.floor(abs / 1000);
+  const millis = abs % 1000;
+  const fraction = millis === 0 ? '' : `.${String(millis).padStart(3, '0').replace(/0+$/, '')}`;
+  return `${sign}PT${seconds}${fraction}S`;
+}
+
+export function toHex(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+}
+
+function scalar(type: ValueType, v: unknown): string {
+  switch (type) {
+    case 'u64':
+    case 'i64':
+      return String(v);
+    case 'u32':
+    case 'f64':
+      // arrow-json writes non-finite floats as null.
+      return Number.isFinite(v) ? JSON.stringify(v) : 'null';
+    case 'bool':
+      return v ? 'true' : 'false';
+    case 'ts':
+      return JSON.stringify(formatTimestamp(v as number));
+    case 'dur':
+      return JSON.stringify(formatDuration(v as number));
+    case 'bin':
+      return JSON.stringify(toHex(v as Uint8Array));
+    case 'list_u32':
+      return `[${(v as Array<number | null>).map((x) => (x === null ? 'null' : String(x))).join(',')}]`;
+    case 'list_utf8':
+      return `[${(v as Array<string | null>).map((x) => (x === null ? 'null' : JSON.stringify(x))).join(',')}]`;
+    case 'utf8':
+      return JSON.stringify(v);
+  }
+}
+
+export function encodeJson(result: ResultSet): string {
+  const keys = result.columns.map((c) => JSON.stringify(c.name));
+  const rows: string[] = [];
+  for (let r = 0; r < result.rowCount; r++) {
+    const members: string[] = [];
+    result.columns.forEach((col, i) => {
+      const v = col.values[r];
+      if (v !== null && v !== undefined) members.push(`${keys[i]}:${scalar(col.type, v)}`);
+    });
+    rows.push(`{${members.join(',')}}`);
+  }
+  return `{"rows":[${rows.join(',')}]}`;
+}

@@ -1,0 +1,240 @@
+/**
+ * Where the tables' rows come from: the store (through its read methods only, partition by
+ * partition) and the registry. One `storeRowSource` serves one query, so tables of the same
+ * query share what was read (snapshots, journals).
+ *
+ * Only what a query can see is read: `id = '…'` pins load just those invocations (the id
+ * names its partition), journals are read only for sys_journal or journal sizes, callers only
+ * for `invoked_by_target` (plan.ts).
+ */
+import type { Config } from '../config.js';
+import type { InvocationContext } from '../../machines/invocation.js';
+import { parseInvocationId, partitionKeyOf } from '../protocol/ids.js';
+import type { Registry } from '../registry/registry.js';
+import type { Deployment } from '../registry/types.js';
+import { partitionOf } from '../runtime/partitioning.js';
+import type { JournalEntry, Store } from '../store/types.js';
+import type { RowSource } from './engine.js';
+import {
+  inboxRows,
+  invocationRow,
+  invocationStateRow,
+  invocationStatusRow,
+  keyedStatusRows,
+  type InvocationFacts,
+  type LoadedInvocation,
+} from './invocation-rows.js';
+import { journalRows } from './journal-rows.js';
+import { pinnedValues, type QueryPlan, type TableScan } from './plan.js';
+import type { Row } from './result.js';
+
+export interface QuerySources {
+  store: Store;
+  registry: Registry;
+  config: Config;
+}
+
+const SERVICE_TY = { Service: 'service', VirtualObject: 'virtual_object', Workflow: 'workflow' } as const;
+
+/** Reads invocations and journals once per query. */
+class StoreReader {
+  private all: Promise<LoadedInvocation[]> | undefined;
+  private readonly byId = new Map<string, Promise<LoadedInvocation | undefined>>();
+  private readonly journals = new Map<string, Promise<JournalEntry[]>>();
+
+  constructor(private readonly deps: QuerySources) {}
+
+  /** Every invocation, or those of the given ids (unknown and malformed ids are skipped). */
+  async invocations(ids?: Set<string>): Promise<LoadedInvocation[]> {
+    if (ids) return (await Promise.all([...ids].map((id) => this.invocation(id)))).filter((i) => i !== undefined);
+    this.all ??= this.loadAll();
+    return this.all;
+  }
+
+  invocation(id: string): Promise<LoadedInvocation | undefined> {
+    let found = this.byId.get(id);
+    if (!found) {
+      let partition: number;
+      try {
+        partition = partitionOf(parseInvocationId(id).partitionKey, this.deps.config.partitions);
+      } catch {
+        return Promise.resolve(undefined);
+      }
+      found = this.load(partition, id);
+      this.byId.set(id, found);
+    }
+    return found;
+  }
+
+  journal(inv: LoadedInvocation): Promise<JournalEntry[]> {
+    let entries = this.journals.get(inv.id);
+    if (!entries) {
+      entries = this.deps.store.readJournal(inv.partition, inv.id);
+      this.journals.set(inv.id, entries);
+    }
+    return entries;
+  }
+
+  private async loadAll(): Promise<LoadedInvocation[]> {
+    const partitions = Array.from({ length: this.deps.config.partitions }, (_, p) => p);
+    const perPartition = await Promise.all(
+      partitions.map(async (p) => {
+        const ids = await this.deps.store.listInvocations(p);
+        return Promise.all(
+          ids.map((id) => {
+            const loaded = this.load(p, id);
+            this.byId.set(id, loaded);
+            return loaded;
+          }),
+        );
+      }),
+    );
+    return perPartition.flat().filter((i) => i !== undefined);
+  }
+
+  private async load(partition: number, id: string): Promise<LoadedInvocation | undefined> {
+    const snap = (await this.deps.store.loadInvocation(partition, id)) as { value?: unknown; context?: InvocationContext } | undefined;
+    if (!snap || typeof snap.value !== 'string' || !snap.context?.target) return undefined;
+    return { partition, id, partitionKey: parseInvocationId(id).partitionKey, value: snap.value, context: snap.context };
+  }
+}
+
+/** The facts about one invocation that live outside its snapshot, read only when used. */
+async function factsOf(inv: LoadedInvocation, reader: StoreReader, deps: QuerySources, plan: QueryPlan): Promise<InvocationFacts> {
+  const c = inv.context;
+  const facts: InvocationFacts = {};
+  const failureEntry = ['last_failure_related_entry_index', 'last_failure_related_entry_name', 'last_failure_related_entry_type'];
+  if (
+    plan.usesColumn('journal_size') ||
+    plan.usesColumn('journal_commands_size') ||
+    (c.lastFailure?.relatedCommandIndex !== undefined && failureEntry.some((col) => plan.usesColumn(col)))
+  ) {
+    facts.journal = await reader.journal(inv);
+  }
+  if (c.caller && (plan.usesColumn('invoked_by_service_name') || plan.usesColumn('invoked_by_target'))) {
+    const caller = await reader.invocation(c.caller.invocationId);
+    if (caller) facts.callerTarget = caller.context.target;
+  }
+  const handler = deps.registry.resolveHandler(c.target.service, c.target.handler);
+  if (handler) {
+    // A workflow's run keeps its result for the workflow retention; calls with an
+    // idempotency key (every ingress call, §6.7) for the idempotency retention.
+    facts.completionRetention =
+      handler.handler.ty === 'Workflow' ? handler.workflowCompletionRetention : c.idempotencyKey !== undefined ? handler.idempotencyRetention : 0;
+    facts.journalRetention = handler.journalRetention;
+  }
+  const deployment = c.deploymentId !== undefined ? deps.registry.getDeployment(c.deploymentId) : undefined;
+  if (deployment) {
+    // The version attempts negotiate (runtime/attempt.ts).
+    facts.protocolVersion = Math.min(deployment.maxProtocolVersion, deps.config.enableProtocolV7 ? 7 : 6);
+    if (deployment.sdkVersion !== undefined) facts.server = deployment.sdkVersion;
+  }
+  return facts;
+}
+
+/**
+ * The (service, key) pairs whose state the `state` table shows. Object state has no index of
+ * its own in the store yet, so the owners are found from the targets of keyed invocations, or
+ * taken straight from a query that pins both `service_name` and `service_key`. This is the one
+ * place to change once state gets its own listing.
+ */
+async function stateOwners(reader: StoreReader, scan: TableScan, config: Config): Promise<Array<{ partition: number; service: string; key: string }>> {
+  const services = pinnedValues(scan, 'service_name');
+  const keys = pinnedValues(scan, 'service_key');
+  if (services && keys) {
+    return [...services].flatMap((service) => [...keys].map((key) => ({ partition: partitionOf(partitionKeyOf(key), config.partitions), service, key })));
+  }
+  const owners = new Map<string, { partition: number; service: string; key: string }>();
+  for (const inv of await reader.invocations()) {
+    const t = inv.context.target;
+    if (t.key === undefined || t.serviceTy === 'Service' || (services && !services.has(t.service))) continue;
+    owners.set(JSON.stringify([t.service, t.key]), { partition: inv.partition, service: t.service, key: t.key });
+  }
+  return [...owners.values()];
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+async function stateRows(reader: StoreReader, scan: TableScan, deps: QuerySources): Promise<Row[]> {
+  const owners = await stateOwners(reader, scan, deps.config);
+  const perOwner = await Promise.all(
+    owners.map(async ({ partition, service, key }) => {
+      const state = await deps.store.readState(partition, service, key);
+      return [...state].map(([name, value]): Row => {
+        let text: string | undefined;
+        try {
+          text = strictUtf8.decode(value);
+        } catch {
+          text = undefined;
+        }
+        return {
+          partition_key: partitionKeyOf(key),
+          service_name: service,
+          service_key: key,
+          key: name,
+          key_length: BigInt(Buffer.byteLength(name)),
+          value_utf8: text,
+          value,
+          value_length: BigInt(value.length),
+        };
+      });
+    }),
+  );
+  return perOwner.flat();
+}
+
+function deploymentRow(d: Deployment): Row {
+  return {
+    id: d.id,
+    ty: 'http',
+    endpoint: d.uri,
+    created_at: d.createdAt,
+    min_service_protocol_version: d.minProtocolVersion,
+    max_service_protocol_version: d.maxProtocolVersion,
+    services: [...new Set(d.services.map((s) => s.name))],
+  };
+}
+
+/** A row source over the store and registry, for one query. */
+export function storeRowSource(deps: QuerySources): RowSource {
+  const reader = new StoreReader(deps);
+  const withFacts = async <T>(scan: TableScan, plan: QueryPlan, build: (inv: LoadedInvocation, facts: InvocationFacts) => T): Promise<T[]> => {
+    const invocations = await reader.invocations(pinnedValues(scan, 'id'));
+    return Promise.all(invocations.map(async (inv) => build(inv, await factsOf(inv, reader, deps, plan))));
+  };
+  return async (scan, plan) => {
+    switch (scan.table.name) {
+      case 'sys_invocation':
+        return withFacts(scan, plan, invocationRow);
+      case 'sys_invocation_status':
+        return withFacts(scan, plan, invocationStatusRow);
+      case 'sys_invocation_state':
+        return (await withFacts(scan, plan, invocationStateRow)).filter((r) => r !== undefined);
+      case 'sys_journal': {
+        const invocations = await reader.invocations(pinnedValues(scan, 'id'));
+        const rows = await Promise.all(invocations.map(async (inv) => journalRows(inv.partitionKey, inv.id, await reader.journal(inv))));
+        return rows.flat();
+      }
+      case 'sys_keyed_service_status':
+        return keyedStatusRows(await reader.invocations());
+      case 'sys_inbox':
+        return inboxRows(await reader.invocations());
+      case 'state':
+        return stateRows(reader, scan, deps);
+      case 'sys_service':
+        return deps.registry.listServices().map((s) => ({
+          name: s.name,
+          revision: BigInt(s.revision),
+          public: s.public,
+          ty: SERVICE_TY[s.ty],
+          deployment_id: s.deploymentId,
+        }));
+      case 'sys_deployment':
+        return deps.registry.listDeployments().map(deploymentRow);
+      default:
+        // sys_journal_events, sys_promise, sys_rules, sys_locks and the vqueue tables: nothing
+        // we record yet fills them; they answer with their columns and no rows.
+        return [];
+    }
+  };
+}
