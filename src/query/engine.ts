@@ -3,13 +3,14 @@
  *
  * Why DuckDB (@duckdb/node-api), measured on this machine's kind with the CLI's statements
  * (§4, cli-admin-requests.txt) over 1,000 invocation rows:
- *   - DuckDB: all 20 statements run; import ≈120–240 ms once, instance ≈16 ms once, then
- *     ≈9 ms per query including loading the rows; ≈100 MB RSS; 70 MB installed (native
- *     binary from the npm registry, no install script). Unsigned ints, ms timestamps,
- *     intervals, blobs and lists keep every reference type exactly.
- *   - PGlite: all 20 run, but ≈5.9 s to start, ≈32 ms per query, ≈800 MB RSS, and no
- *     unsigned 64-bit type (partition keys exceed int8).
- *   - alasql: 9 of the 20 fail to parse (`target` is a keyword to it, among others).
+ *   - DuckDB: all 20 statements run; import ≈120–340 ms once, instance ≈16–43 ms once, then
+ *     ≈9–14 ms per query including loading the rows (≈55 ms with 10,000 rows); ≈100–125 MB
+ *     RSS; 70 MB installed (native binary from the npm registry, no install script).
+ *     Unsigned ints, ms timestamps, intervals, blobs and lists keep every reference type.
+ *   - PGlite (27 MB): all 20 run, but ≈5.9 s to start, ≈32 ms per query, ≈800 MB RSS, and
+ *     no unsigned 64-bit type (partition keys exceed int8).
+ *   - alasql: 9 of the 20 fail to parse (`target` is a keyword to it, among others), and its
+ *     optional dependency react-native-fs pulls in react-native.
  * The module is imported on the first query, so a server that never serves one never pays.
  *
  * One in-memory instance per engine; each query gets its own connection and transaction:
@@ -56,7 +57,11 @@ export class QueryEngine {
 
   /** Runs one statement; rejects with `QueryError` for anything the client did wrong. */
   async query(sql: string, source: RowSource): Promise<ResultSet> {
-    const { duck, instance } = await this.open();
+    const { duck, instance } = await this.open().catch((err: unknown) => {
+      // E.g. no DuckDB binary for this platform: Restate's answer when its engine is off.
+      this.opened = undefined;
+      throw new QueryError(503, `Query service not available: ${err instanceof Error ? err.message : String(err)}`);
+    });
     const conn = await instance.connect();
     const timer = setTimeout(() => conn.interrupt(), this.options.timeoutMs ?? 30_000);
     let plan: QueryPlan | undefined;
