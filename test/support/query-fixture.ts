@@ -284,8 +284,12 @@ export interface QueryServer {
   engine: QueryEngine;
   /** POST /v4/query with `accept`; the raw response. */
   query(sql: string, accept?: string): Promise<Response>;
+  /** The JSON rows of a query that must succeed. */
+  rows(sql: string): Promise<Rows>;
   close(): Promise<void>;
 }
+
+export type Rows = Array<Record<string, unknown>>;
 
 export async function startQueryServer(): Promise<QueryServer> {
   const store = fakeStore();
@@ -296,12 +300,19 @@ export async function startQueryServer(): Promise<QueryServer> {
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const query = (sql: string, accept = 'application/json') =>
+    fetch(`${url}/v4/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept }, body: JSON.stringify({ query: sql }) });
   return {
     url,
     store,
     engine,
-    query: (sql, accept = 'application/json') =>
-      fetch(`${url}/v4/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept }, body: JSON.stringify({ query: sql }) }),
+    query,
+    async rows(sql) {
+      const res = await query(sql);
+      const body = await res.text();
+      if (res.status !== 200) throw new Error(`${res.status} ${body}`);
+      return (JSON.parse(body) as { rows: Rows }).rows;
+    },
     async close() {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));

@@ -16,14 +16,7 @@ test.after.always(async (t) => {
   await t.context.close();
 });
 
-type Rows = Array<Record<string, unknown>>;
 
-async function json(t: { context: QueryServer }, sql: string): Promise<Rows> {
-  const res = await t.context.query(sql, 'application/json');
-  const body = await res.text();
-  if (res.status !== 200) throw new Error(`${res.status} ${body}`);
-  return (JSON.parse(body) as { rows: Rows }).rows;
-}
 
 async function arrow(t: { context: QueryServer }, sql: string): Promise<Table> {
   const res = await t.context.query(sql, '*/*');
@@ -84,11 +77,11 @@ test('invocations list: Arrow count(Int64(1)) of active invocations, then ids, t
   t.deepEqual(fieldsOf(count), ['count(Int64(1)):Int64:notnull']);
   t.deepEqual(count.getChild('count(Int64(1))')?.toArray(), BigInt64Array.from([5n]));
 
-  const listed = await json(t, listIds("WHERE status != 'completed'", 100));
+  const listed = await t.context.rows(listIds("WHERE status != 'completed'", 100));
   t.deepEqual(listed, active.map((id) => ({ id })));
 
   const inList = active.map((id) => `'${id}'`).join(',');
-  const rows = await json(t, detail(`WHERE status != 'completed' AND inv.id in (${inList})`));
+  const rows = await t.context.rows(detail(`WHERE status != 'completed' AND inv.id in (${inList})`));
   t.deepEqual(rows.map((r) => r.id), active);
   const flaky = rows.find((r) => r.id === ids.flakyBackingOff)!;
   t.like(flaky, {
@@ -121,9 +114,9 @@ test('invocations list: Arrow count(Int64(1)) of active invocations, then ids, t
 test('invocations list --all --limit 3: count of everything, three ids, their details', async (t) => {
   const count = await arrow(t, countAll(''));
   t.deepEqual(count.getChild('count(Int64(1))')?.toArray(), BigInt64Array.from([8n]));
-  const listed = await json(t, listIds('', 3));
+  const listed = await t.context.rows(listIds('', 3));
   t.deepEqual(listed, [{ id: ids.calledByService }, { id: ids.signupFailed }, { id: ids.greetScheduled }]);
-  const rows = await json(t, detail(`WHERE inv.id in (${listed.map((r) => `'${String(r.id)}'`).join(',')})`));
+  const rows = await t.context.rows(detail(`WHERE inv.id in (${listed.map((r) => `'${String(r.id)}'`).join(',')})`));
   t.deepEqual(rows.map((r) => [r.id, r.status, r.completion_result, r.completion_failure, r.invoked_by_id, r.invoked_by_target]), [
     [ids.calledByService, 'completed', 'success', undefined, ids.sleepyRunning, 'Greeter/sleepy'],
     [ids.signupFailed, 'completed', 'failure', '[409] Cancelled', undefined, undefined],
@@ -133,13 +126,13 @@ test('invocations list --all --limit 3: count of everything, three ids, their de
 
 test.serial('invocations describe: id lookup, details, the two information_schema counts, the journal', async (t) => {
   const id = ids.sleepyRunning;
-  t.deepEqual(await json(t, `SELECT
+  t.deepEqual(await t.context.rows(`SELECT
                        id
                    FROM sys_invocation inv
                    WHERE inv.id = '${id}'
                    
                    LIMIT 1`), [{ id }]);
-  const details = await json(t, detail(`WHERE inv.id = '${id}' AND inv.id in ('${id}')
+  const details = await t.context.rows(detail(`WHERE inv.id = '${id}' AND inv.id in ('${id}')
                    `));
   t.is(details.length, 1);
   t.like(details[0], { status: 'running', num_retries: 0, idempotency_key: '01M80ENNQ748273EASCQKG9Z29', pinned_deployment_exists: true });
@@ -157,7 +150,7 @@ test.serial('invocations describe: id lookup, details, the two information_schem
   t.deepEqual(v2.getChild('count(*)')?.toArray(), BigInt64Array.from([3n]));
 
   const before = t.context.store.reads.readJournal.length;
-  const journal = await json(t, `SELECT
+  const journal = await t.context.rows(`SELECT
                        sj.index,
                        sj.entry_type,
                        sj.completed,
@@ -188,13 +181,13 @@ test.serial('invocations describe: id lookup, details, the two information_schem
 });
 
 test('state get / kv get and state clear read one object key', async (t) => {
-  t.deepEqual(await json(t, "select key, value from state where service_name = 'Counter' and service_key = 'k1' ;"), [
+  t.deepEqual(await t.context.rows("select key, value from state where service_name = 'Counter' and service_key = 'k1' ;"), [
     { key: 'count', value: '3130' },
     { key: 'blob', value: 'ff00' },
   ]);
-  t.deepEqual(await json(t, "select key, value from state where service_name = 'Counter' and service_key = 'q1' ;"), []);
-  t.deepEqual(await json(t, "SELECT service_name, service_key, key, value FROM state WHERE service_name = 'Counter' AND service_key = 'k9'"), []);
-  t.deepEqual(await json(t, "SELECT service_name, service_key, key, value FROM state WHERE service_name = 'Counter' AND service_key = 'k1'"), [
+  t.deepEqual(await t.context.rows("select key, value from state where service_name = 'Counter' and service_key = 'q1' ;"), []);
+  t.deepEqual(await t.context.rows("SELECT service_name, service_key, key, value FROM state WHERE service_name = 'Counter' AND service_key = 'k9'"), []);
+  t.deepEqual(await t.context.rows("SELECT service_name, service_key, key, value FROM state WHERE service_name = 'Counter' AND service_key = 'k1'"), [
     { service_name: 'Counter', service_key: 'k1', key: 'count', value: '3130' },
     { service_name: 'Counter', service_key: 'k1', key: 'blob', value: 'ff00' },
   ]);
@@ -202,19 +195,19 @@ test('state get / kv get and state clear read one object key', async (t) => {
 
 test('cancel, kill, resume, pause, purge and restart-as-new select by status, with `invoked` for running', async (t) => {
   const byId = (id: string, cond: string) => `SELECT id, target FROM sys_invocation_status WHERE id = '${id}' AND ${cond} LIMIT 500`;
-  t.deepEqual(await json(t, byId(ids.sleepyRunning, "status != 'completed'")), [{ id: ids.sleepyRunning, target: 'Greeter/sleepy' }]);
-  t.deepEqual(await json(t, byId(ids.greetDone, "status != 'completed'")), []);
-  t.deepEqual(await json(t, byId(ids.sleepyRunning, "status IN ('paused', 'invoked', 'suspended')")), [{ id: ids.sleepyRunning, target: 'Greeter/sleepy' }]);
-  t.deepEqual(await json(t, byId(ids.counterSuspended, "status IN ('invoked', 'suspended')")), [{ id: ids.counterSuspended, target: 'Counter/k1/add' }]);
-  t.deepEqual(await json(t, byId(ids.counterPending, "status IN ('invoked', 'suspended')")), []);
-  t.deepEqual(await json(t, byId(ids.greetDone, "status = 'completed'")), [{ id: ids.greetDone, target: 'Greeter/greet' }]);
+  t.deepEqual(await t.context.rows(byId(ids.sleepyRunning, "status != 'completed'")), [{ id: ids.sleepyRunning, target: 'Greeter/sleepy' }]);
+  t.deepEqual(await t.context.rows(byId(ids.greetDone, "status != 'completed'")), []);
+  t.deepEqual(await t.context.rows(byId(ids.sleepyRunning, "status IN ('paused', 'invoked', 'suspended')")), [{ id: ids.sleepyRunning, target: 'Greeter/sleepy' }]);
+  t.deepEqual(await t.context.rows(byId(ids.counterSuspended, "status IN ('invoked', 'suspended')")), [{ id: ids.counterSuspended, target: 'Counter/k1/add' }]);
+  t.deepEqual(await t.context.rows(byId(ids.counterPending, "status IN ('invoked', 'suspended')")), []);
+  t.deepEqual(await t.context.rows(byId(ids.greetDone, "status = 'completed'")), [{ id: ids.greetDone, target: 'Greeter/greet' }]);
 });
 
 test('cancel by target matches a service handler, or any key of a keyed handler, with LIKE', async (t) => {
   const byTarget = (target: string) =>
     `SELECT id, target FROM sys_invocation_status WHERE ((target = '${target}' AND target_service_ty = 'service') OR (target LIKE '${target}/%' AND target_service_ty != 'service')) AND status != 'completed' LIMIT 500`;
-  t.deepEqual(await json(t, byTarget('Greeter/sleepy')), [{ id: ids.sleepyRunning, target: 'Greeter/sleepy' }]);
-  const counter = await json(t, byTarget('Counter/k1'));
+  t.deepEqual(await t.context.rows(byTarget('Greeter/sleepy')), [{ id: ids.sleepyRunning, target: 'Greeter/sleepy' }]);
+  const counter = await t.context.rows(byTarget('Counter/k1'));
   t.deepEqual(counter.map((r) => r.id).sort(), [ids.counterPending, ids.counterSuspended].sort());
 });
 
@@ -234,8 +227,8 @@ test('restate sql answers Arrow with the reference types', async (t) => {
 
 test('rules list / rules set lookups and vqueues list answer empty row sets', async (t) => {
   const rules = 'SELECT pattern, concurrency, description, disabled, version, last_modified FROM sys_rules';
-  t.deepEqual(await json(t, `${rules} ORDER BY pattern`), []);
-  t.deepEqual(await json(t, `${rules} WHERE pattern = 'scope1/*'`), []);
+  t.deepEqual(await t.context.rows(`${rules} ORDER BY pattern`), []);
+  t.deepEqual(await t.context.rows(`${rules} WHERE pattern = 'scope1/*'`), []);
   const res = await t.context.query(
     'SELECT id, is_active, queue_is_paused, service_name, scope, limit_key, lock_name, created_at, last_enqueued_at, last_start_at, last_attempt_at, last_finish_at, num_inbox, num_running, num_suspended, num_paused, num_finished FROM sys_vqueue_meta LIMIT 100',
   );
