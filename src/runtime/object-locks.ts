@@ -10,6 +10,7 @@
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { objectKeyMachine, type ObjectKeyContext, type ObjectKeyEvent } from '../../machines/object-key.js';
 import type { RecordWrite, Store } from '../store/types.js';
+import { SingleFlight } from './single-flight.js';
 
 type ObjectKeySnapshot = SnapshotFrom<typeof objectKeyMachine>;
 
@@ -70,7 +71,7 @@ export class ObjectKeyActor {
 
 export class ObjectLocks {
   private readonly actors = new Map<string, ObjectKeyActor>();
-  private readonly loading = new Map<string, Promise<ObjectKeyActor>>();
+  private readonly loading = new SingleFlight<ObjectKeyActor>();
 
   constructor(private readonly store: Store) {}
 
@@ -78,9 +79,7 @@ export class ObjectLocks {
     const id = objectRecordKey(service, key);
     const live = this.actors.get(id);
     if (live) return live;
-    const pending = this.loading.get(id);
-    if (pending) return pending;
-    const load = (async () => {
+    return this.loading.run(id, async () => {
       const persisted = (await this.store.getRecord(partition, OBJECT_RECORD, id)) as PersistedObjectKey | undefined;
       const snapshot = persisted
         ? objectKeyMachine.resolveState({ value: persisted.value, context: persisted.context })
@@ -88,12 +87,6 @@ export class ObjectLocks {
       const actor = new ObjectKeyActor(service, key, snapshot);
       this.actors.set(id, actor);
       return actor;
-    })();
-    this.loading.set(id, load);
-    try {
-      return await load;
-    } finally {
-      this.loading.delete(id);
-    }
+    });
   }
 }

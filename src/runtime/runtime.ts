@@ -22,6 +22,7 @@ import type { OutboxMessage, Store, Timer } from '../store/types.js';
 import type { Completion, InvocationInput, RetryPolicy, Target } from '../../machines/invocation.js';
 import type { EffectiveHandler } from '../registry/types.js';
 import { ObjectLocks } from './object-locks.js';
+import { SingleFlight } from './single-flight.js';
 import { InvocationHost, type PersistedInvocation } from './invocation-host.js';
 import { partitionOf } from './partitioning.js';
 import { TimerService } from './timers.js';
@@ -66,7 +67,7 @@ export class Runtime implements RuntimeServices {
   readonly timers: TimerService;
   readonly locks: ObjectLocks;
   private readonly hosts = new Map<string, InvocationHost>();
-  private readonly loading = new Map<string, Promise<InvocationHost | undefined>>();
+  private readonly loading = new SingleFlight<InvocationHost | undefined>();
   private readonly creating = new Map<string, Promise<unknown>>();
   private readonly waiters = new Map<string, Array<(c: CompletedInvocation) => void>>();
 
@@ -213,22 +214,14 @@ export class Runtime implements RuntimeServices {
   async host(id: string): Promise<InvocationHost | undefined> {
     const live = this.hosts.get(id);
     if (live && !live.isBroken) return live;
-    const pending = this.loading.get(id);
-    if (pending) return pending;
-    const load = (async () => {
+    return this.loading.run(id, async () => {
       const partition = this.partitionOfId(id);
       const persisted = (await this.store.loadInvocation(partition, id)) as PersistedInvocation | undefined;
       if (!persisted || persisted.value === 'completed') return undefined;
       const host = InvocationHost.restore(this, partition, persisted, await this.store.readJournal(partition, id));
       this.hosts.set(id, host);
       return host;
-    })();
-    this.loading.set(id, load);
-    try {
-      return await load;
-    } finally {
-      this.loading.delete(id);
-    }
+    });
   }
 
   completed(host: InvocationHost): void {
