@@ -29,6 +29,7 @@ import type { Deployment, EffectiveHandler } from '../registry/types.js';
 import type { Completion, InvocationEvent } from '../../machines/invocation.js';
 import type { JournalEntry, OutboxMessage, StateOp, Timer } from '../store/types.js';
 import { CommandRejected, commandOutcome, type CommandScope } from './commands.js';
+import { PROMISE_COMMANDS, PromiseChanges } from './promises.js';
 import type { InvocationHost } from './invocation-host.js';
 
 export class Attempt {
@@ -193,7 +194,22 @@ export class Attempt {
   }
 
   /** One chunk of SDK frames → one commit (design.md data flow, step 4). */
+  /**
+   * A chunk with promise commands is processed and committed under its workflow id's promise
+   * queue, so concurrent handlers of one workflow see each other's promise changes.
+   */
   private async process(frames: Frame[]): Promise<void> {
+    const { target } = this.host.context;
+    if (target.serviceTy !== 'Workflow' || target.key === undefined || !frames.some((f) => PROMISE_COMMANDS.has(f.type))) {
+      return this.processFrames(frames);
+    }
+    const { services } = this.host;
+    return services.promises.run(target.service, target.key, () =>
+      this.processFrames(frames, new PromiseChanges(services.store, this.host.partition, target.service, target.key!)),
+    );
+  }
+
+  private async processFrames(frames: Frame[], promises?: PromiseChanges): Promise<void> {
     if (this.host.attempt !== this || this.finished) return;
     const { services } = this.host;
     const now = services.now();
@@ -213,6 +229,7 @@ export class Attempt {
       now,
       partitions: services.config.partitions,
       pendingState: stateOps,
+      ...(promises ? { promises } : {}),
       nextMessageId: () => `${this.host.id}:${this.seq}:${this.host.journal.length + entries.length}:${this.outboxSeq++}`,
     };
     const fail = (code: number, message: string, extra: Record<string, unknown> = {}) => {
@@ -299,6 +316,7 @@ export class Attempt {
         timersAdd,
         outboxAdd,
         ...(stateOps.length > 0 ? { state: [{ service: target.service, key: target.key ?? '', ops: stateOps }] } : {}),
+        ...(promises ? { records: promises.writes() } : {}),
       },
     });
     // Only stored attaches wait: a lost commit leaves nothing to answer (§13 rule 5).

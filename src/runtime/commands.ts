@@ -28,6 +28,7 @@ import type { Registry } from '../registry/registry.js';
 import type { Target } from '../../machines/invocation.js';
 import { timerKey } from './timer-keys.js';
 import type { OutboxBody } from './outbox.js';
+import type { PromiseChanges } from './promises.js';
 import { completionResult, NOT_FOUND, targetOutcome } from './attachments.js';
 
 /** A command the server cannot accept: the attempt fails and is retried (Restate's precondition errors). */
@@ -55,6 +56,8 @@ export interface CommandScope {
   pendingState: readonly StateOp[];
   /** Index of the next outbox message of this step, to keep outbox ids unique and stable. */
   nextMessageId(): string;
+  /** Set when the chunk holds promise commands: its workflow's promises, under their queue. */
+  promises?: PromiseChanges;
 }
 
 export interface CommandOutcome {
@@ -191,8 +194,16 @@ export async function commandOutcome(scope: CommandScope, entry: JournalEntry): 
       throw new CommandRejected(571, 'the SDK must not send an Input command');
     case MessageType.GetPromiseCommand:
     case MessageType.PeekPromiseCommand:
-    case MessageType.CompletePromiseCommand:
-      throw new CommandRejected(501, `command 0x${entry.type.toString(16)} is not supported yet`);
+    case MessageType.CompletePromiseCommand: {
+      // §9.2: restate-server refuses promise commands outside a workflow.
+      if (scope.target.serviceTy !== 'Workflow' || !scope.promises) {
+        throw new CommandRejected(571, 'promise commands are only allowed in workflow handlers');
+      }
+      const r = await scope.promises.apply(scope.invocationId, entry, scope.nextMessageId);
+      out.notifications.push(...r.notifications);
+      out.outbox.push(...r.outbox);
+      break;
+    }
     case MessageType.AttachInvocationCommand:
     case MessageType.GetInvocationOutputCommand:
       await attachOrGetOutput(scope, entry, out);

@@ -20,8 +20,10 @@ export type OutboxBody =
       idempotencyKey?: string;
     }
   | {
-      /** The result of a call, for the caller's journal. */
+      /** A result for a waiting command (a call's result, a durable promise), for its journal. */
       kind: 'complete';
+      /** The notification to store; a call's result (CallCompletion) when absent. */
+      notificationType?: number;
       invocationId: string;
       completionId: number;
       value?: string;

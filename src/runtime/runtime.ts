@@ -10,18 +10,18 @@ import type { Registry } from '../registry/registry.js';
 import { Transport } from '../protocol/transport.js';
 import { encodeInputCommand, encodeNotification, MessageType, type Header, type Notification } from '../protocol/messages.js';
 import {
-  deterministicInvocationId,
   invocationIdToString,
   newInvocationId,
   parseInvocationId,
   partitionKeyOf,
   randomPartitionKey,
-  type InvocationId,
 } from '../protocol/ids.js';
 import type { OutboxMessage, Store, Timer } from '../store/types.js';
 import type { Completion, InvocationInput, RetryPolicy, Target } from '../../machines/invocation.js';
 import type { EffectiveHandler } from '../registry/types.js';
 import { ObjectLocks } from './object-locks.js';
+import { idempotentInvocationId, workflowRunId } from './identity.js';
+import { PromiseQueues } from './promises.js';
 import { SingleFlight } from './single-flight.js';
 import { InvocationHost, type PersistedInvocation } from './invocation-host.js';
 import { partitionOf } from './partitioning.js';
@@ -66,6 +66,7 @@ export class Runtime implements RuntimeServices {
   readonly transport = new Transport();
   readonly timers: TimerService;
   readonly locks: ObjectLocks;
+  readonly promises = new PromiseQueues();
   private readonly hosts = new Map<string, InvocationHost>();
   private readonly loading = new SingleFlight<InvocationHost | undefined>();
   private readonly creating = new Map<string, Promise<unknown>>();
@@ -97,9 +98,10 @@ export class Runtime implements RuntimeServices {
   async invoke(req: InvokeRequest): Promise<InvokeResult> {
     const handler = this.registry.resolveHandler(req.target.service, req.target.handler);
     const dedupe = identityOf(req, handler);
-    const id = req.invocationId ?? (dedupe ? invocationIdToString(dedupe) : invocationIdToString(newInvocationId(
-      req.target.key !== undefined ? partitionKeyOf(req.target.key) : randomPartitionKey(),
-    )));
+    const id =
+      req.invocationId ??
+      dedupe ??
+      invocationIdToString(newInvocationId(req.target.key !== undefined ? partitionKeyOf(req.target.key) : randomPartitionKey()));
     if (!dedupe) return this.create(id, req, handler);
     return this.once(id, async () => {
       if (this.hosts.has(id) || (await this.store.loadInvocation(this.partitionOfId(id), id))) return { invocationId: id, previous: true };
@@ -259,7 +261,7 @@ export class Runtime implements RuntimeServices {
       if (body.kind === 'invoke') await this.invokeFromOutbox(body);
       else if (body.kind === 'complete') {
         const n: Notification = { completionId: body.completionId, ...resultOf(body) };
-        await this.notify(body.invocationId, MessageType.CallCompletionNotification, n);
+        await this.notify(body.invocationId, body.notificationType ?? MessageType.CallCompletionNotification, n);
       } else if (body.kind === 'signal') {
         const n: Notification = { signalId: body.signalId, ...resultOf(body) };
         await this.notify(body.invocationId, MessageType.SignalNotification, n);
@@ -384,16 +386,12 @@ export class Runtime implements RuntimeServices {
   }
 }
 
-/** The identity of an invocation that must exist only once, as its deterministic id. */
-function identityOf(req: InvokeRequest, handler: EffectiveHandler | undefined): InvocationId | undefined {
+/** The deterministic id of an invocation that must exist only once (identity.ts), if it is one. */
+function identityOf(req: InvokeRequest, handler: EffectiveHandler | undefined): string | undefined {
   const { service, handler: name, key } = req.target;
-  if (handler?.service.ty === 'Workflow' && handler.handler.ty === 'Workflow' && key !== undefined) {
-    return deterministicInvocationId(partitionKeyOf(key), ['wf', service, key]);
-  }
+  if (handler?.service.ty === 'Workflow' && handler.handler.ty === 'Workflow' && key !== undefined) return workflowRunId(service, key);
   if (req.idempotencyKey === undefined) return undefined;
-  // JSON keeps the parts apart: keys may contain any character, commas included.
-  const scope = JSON.stringify([service, key ?? null, name, req.idempotencyKey]);
-  return deterministicInvocationId(partitionKeyOf(key ?? req.idempotencyKey), ['ik', scope]);
+  return idempotentInvocationId(service, key, name, req.idempotencyKey);
 }
 
 /** How long the completed invocation stays: idempotency, workflow or journal retention (§2.5). */

@@ -8,6 +8,7 @@ import type { Transport } from '../protocol/transport.js';
 import type { OutboxMessage, Store, Timer } from '../store/types.js';
 import type { InvocationHost } from './invocation-host.js';
 import type { ObjectLocks } from './object-locks.js';
+import type { PromiseQueues } from './promises.js';
 
 export interface Logger {
   info(msg: string): void;
@@ -26,6 +27,8 @@ export interface RuntimeServices {
   readonly timers: { added(partition: number, timers: Timer[]): void };
   /** The lock actors of virtual-object keys and workflow ids. */
   readonly locks: ObjectLocks;
+  /** Serialises promise changes per workflow id. */
+  readonly promises: PromiseQueues;
   /** The invocation entered `pending`: queue it for its key's lock. */
   requestLock(host: InvocationHost): void;
   /** The invocation got its key's lock in a committed change: let it run. */
