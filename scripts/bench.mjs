@@ -60,7 +60,7 @@ async function runReference() {
 
 async function runOurs() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'redstate-bench-data-'));
-  const env = { ...process.env, REDSTATE_INGRESS_PORT: '38080', REDSTATE_ADMIN_PORT: '39070', REDSTATE_HOST: '127.0.0.1', REDSTATE_DATA_DIR: dataDir };
+  const env = { ...process.env, REDSTATE_INGRESS_PORT: '38180', REDSTATE_ADMIN_PORT: '39170', REDSTATE_HOST: '127.0.0.1', REDSTATE_DATA_DIR: dataDir };
   let redis;
   if (store === 'redis') {
     redis = spawn('redis-server', ['--port', '36379', '--bind', '127.0.0.1', '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--dir', dataDir], { stdio: 'ignore' });
@@ -70,8 +70,8 @@ async function runOurs() {
   const server = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const out = path.join(WORK, `ours-${store}.json`);
   try {
-    await waitHttp('http://127.0.0.1:39070/health');
-    sh('node', ['run.mjs', '--ingress', 'http://127.0.0.1:38080', '--admin', 'http://127.0.0.1:39070', '--service-port', '39080',
+    await waitHttp('http://127.0.0.1:39170/health');
+    sh('node', ['run.mjs', '--ingress', 'http://127.0.0.1:38180', '--admin', 'http://127.0.0.1:39170', '--service-port', '39180',
       '--server-pid', String(server.pid), '--label', `redstate (${store} store)`, '--out', out, ...runArgs], { cwd: WORK });
   } finally {
     server.kill('SIGTERM');

@@ -44,6 +44,8 @@ export class InvocationHost {
   private attemptSeq = 0;
   private queue: Promise<unknown> = Promise.resolve();
   private broken = false;
+  /** The snapshot moved on in memory only (see `applyStoredElsewhere`); the next commit stores it. */
+  private snapshotUnstored = false;
   /** Failed attempts since the journal last grew (Start field 7; kept in memory, best effort). */
   failuresSinceGrowth = 0;
   lastGrowthAt: number;
@@ -130,7 +132,7 @@ export class InvocationHost {
     const tx: Transition = {
       ...step.write,
       partition: this.partition,
-      ...(snapshotChanged ? { invocations: [{ id: this.id, snapshot: persist(snapshot), active: !completed }] } : {}),
+      ...(snapshotChanged || this.snapshotUnstored ? { invocations: [{ id: this.id, snapshot: persist(snapshot), active: !completed }] } : {}),
       ...(entries.length > 0 ? { journal: [{ id: this.id, at, entries }] } : {}),
       timersAdd,
       outboxAdd,
@@ -158,6 +160,7 @@ export class InvocationHost {
       throw err;
     }
     this.snapshot = snapshot;
+    this.snapshotUnstored = false;
     if (entries.length > 0) {
       this.failuresSinceGrowth = 0;
       this.lastGrowthAt = this.services.now();
@@ -175,6 +178,20 @@ export class InvocationHost {
       this.attempt.close();
       this.attempt = undefined;
     }
+  }
+
+  /**
+   * Applies an event whose fact is already durable in another record (a lock grant, stored in
+   * the key's record by the commit that released it), so it needs no commit of its own: the
+   * effects follow at once and the snapshot is stored with the invocation's next commit. After
+   * a crash in between, `resume` derives the same event from that record again.
+   * Call inside `run`.
+   */
+  applyStoredElsewhere(event: InvocationEvent): void {
+    const [next, actions] = transition(invocationMachine, this.snapshot, event);
+    this.snapshot = next;
+    this.snapshotUnstored = true;
+    for (const a of actions as Action[]) if (a.type === 'startAttempt') this.startAttempt();
   }
 
   /** Redoes what the committed state asks for, after a rehydration. Call inside `run`. */

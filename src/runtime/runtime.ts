@@ -183,7 +183,7 @@ export class Runtime implements RuntimeServices {
     void (async () => {
       const host = await this.host(id);
       await host?.run(async () => {
-        if (host.status === 'pending') await host.commit({ events: [{ type: 'lockGranted', now: this.now() }] });
+        if (host.status === 'pending') host.applyStoredElsewhere({ type: 'lockGranted', now: this.now() });
       });
     })().catch((err: unknown) => this.log.error(`invocation ${id}: cannot start after the lock was granted: ${String(err)}`));
   }
