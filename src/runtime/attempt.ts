@@ -45,6 +45,8 @@ export class Attempt {
   private inactivityTimer: NodeJS.Timeout | undefined;
   private abortTimer: NodeJS.Timeout | undefined;
   private outboxSeq = 0;
+  /** Inert frames not committed yet (see `process`). */
+  private held: Frame[] = [];
 
   constructor(
     readonly host: InvocationHost,
@@ -198,7 +200,16 @@ export class Attempt {
    * A chunk with promise commands is processed and committed under its workflow id's promise
    * queue, so concurrent handlers of one workflow see each other's promise changes.
    */
-  private async process(frames: Frame[]): Promise<void> {
+  private async process(arrived: Frame[]): Promise<void> {
+    // Commands that ask nothing of the server wait for the next frame that does (or for the
+    // attempt's end): one commit instead of two. Nothing was acknowledged for them, so if the
+    // attempt breaks first the SDK sends them again on the next attempt (§13).
+    const frames = this.held.length > 0 ? [...this.held, ...arrived] : arrived;
+    this.held = [];
+    if (frames.every((f) => INERT.has(f.type))) {
+      this.held = frames;
+      return;
+    }
     const { target } = this.host.context;
     if (target.serviceTy !== 'Workflow' || target.key === undefined || !frames.some((f) => PROMISE_COMMANDS.has(f.type))) {
       return this.processFrames(frames);
@@ -232,10 +243,11 @@ export class Attempt {
       ...(promises ? { promises } : {}),
       nextMessageId: () => `${this.host.id}:${this.seq}:${this.host.journal.length + entries.length}:${this.outboxSeq++}`,
     };
+    let failed = false;
     const fail = (code: number, message: string, extra: Record<string, unknown> = {}) => {
       events.push({ type: 'attemptFailed', failure: { code, message, errorCode: 'RT0007', ...extra }, now });
       this.finished = true;
-      this.host.failuresSinceGrowth++;
+      failed = true;
     };
 
     for (const frame of frames) {
@@ -319,6 +331,8 @@ export class Attempt {
         ...(promises ? { records: promises.writes() } : {}),
       },
     });
+    // Counted after the commit: entries stored with the failure came before it (Start field 7).
+    if (failed) this.host.failuresSinceGrowth++;
     // Only stored attaches wait: a lost commit leaves nothing to answer (§13 rule 5).
     for (const w of attachWaits) services.watchAttach(this.host.id, w.completionId, w.targetId);
   }
@@ -352,6 +366,18 @@ export class Attempt {
     clearTimeout(this.abortTimer);
   }
 }
+
+/** Commands whose storing has no effect beyond the journal, and hints. */
+const INERT: ReadonlySet<number> = new Set([
+  MessageType.OutputCommand,
+  MessageType.RunCommand,
+  MessageType.GetEagerStateCommand,
+  MessageType.GetEagerStateKeysCommand,
+  MessageType.SetStateCommand,
+  MessageType.ClearStateCommand,
+  MessageType.ClearAllStateCommand,
+  MessageType.AwaitingOn,
+]);
 
 /** Stable per invocation, as every attempt must see the same seed (§7 field 9). */
 function randomSeed(invocationId: string): bigint {
