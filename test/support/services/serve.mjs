@@ -3,11 +3,12 @@
 // the child avoids two test processes racing for one "free" port.
 //
 // env HTTP1=1  serve HTTP/1.1 request-response (http1Handler) instead of h2c bidi
+// env PORT     the endpoint's port (default: any free one)
 import http from 'node:http';
 import http2 from 'node:http2';
 
-function listen(server, label, then = () => {}) {
-  server.listen(0, '127.0.0.1', () => {
+function listen(server, label, then = () => {}, port = 0) {
+  server.listen(port, '127.0.0.1', () => {
     console.log(`${label} ${server.address().port}`);
     then();
   });
@@ -17,7 +18,8 @@ function listen(server, label, then = () => {}) {
 export function serve(endpoint, { counts, handler } = {}) {
   const http1 = process.env.HTTP1 === '1';
   const h = handler ?? (http1 ? endpoint.http1Handler() : endpoint.http2Handler());
-  const ready = () => listen(http1 ? http.createServer(h) : http2.createServer(h), 'READY');
+  // PORT pins the endpoint's port, for a test that restarts an endpoint at the same address.
+  const ready = () => listen(http1 ? http.createServer(h) : http2.createServer(h), 'READY', undefined, Number(process.env.PORT ?? 0));
   if (!counts) return ready();
   // COUNTS is printed before READY, so a test that saw READY knows both ports.
   listen(

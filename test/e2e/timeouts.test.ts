@@ -1,0 +1,47 @@
+/**
+ * A hung or dead endpoint causes a retry, not a stuck invocation: the inactivity timeout asks
+ * the SDK to suspend, the abort timeout gives the attempt up (service-protocol.md §11), and a
+ * stream that breaks is a failed attempt that is retried.
+ */
+import test from 'ava';
+import got from 'got';
+import { startRedstate } from '../support/server.js';
+import { startService } from '../support/sdk-service.js';
+
+const client = (prefixUrl: string) => got.extend({ prefixUrl, throwHttpErrors: false, retry: { limit: 0 }, timeout: { request: 30_000 } });
+
+test('a handler that never ends is aborted after the abort timeout and retried', async (t) => {
+  const service = await startService('timeouts.mjs');
+  const server = await startRedstate();
+  try {
+    t.is((await client(server.admin).post('deployments', { json: { uri: service.url } })).statusCode, 201);
+    const started = Date.now();
+    const res = await client(server.ingress).post('restate/call/Flaky/hangOnce', { json: 'h1' });
+    t.is(res.statusCode, 200, server.output().slice(-2000));
+    t.is(res.body, '"recovered h1"');
+    // inactivity 200 ms + abort 300 ms + the first retry interval (500 ms).
+    t.true(Date.now() - started >= 900);
+  } finally {
+    await server.stop();
+    await service.stop();
+  }
+});
+
+test('an endpoint that dies mid-attempt: the invocation is retried until it is back', async (t) => {
+  const first = await startService('timeouts.mjs', { env: { DIE: '1' } });
+  const server = await startRedstate();
+  let second: Awaited<ReturnType<typeof startService>> | undefined;
+  try {
+    t.is((await client(server.admin).post('deployments', { json: { uri: first.url } })).statusCode, 201);
+    const call = client(server.ingress).post('restate/call/Flaky/dieOnce', { json: 'd1' });
+    await new Promise<void>((resolve) => first.proc.once('exit', () => resolve()));
+    second = await startService('timeouts.mjs', { env: { PORT: String(first.port) } });
+    const res = await call;
+    t.is(res.statusCode, 200, server.output().slice(-2000));
+    t.is(res.body, '"survived d1"');
+  } finally {
+    await server.stop();
+    await first.stop();
+    await second?.stop();
+  }
+});

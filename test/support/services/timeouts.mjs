@@ -1,0 +1,27 @@
+// Handlers that misbehave on their first attempt, for the server's inactivity and abort
+// timeouts (service-protocol.md §11) and for an endpoint that dies mid-attempt.
+import * as restate from '@restatedev/restate-sdk';
+import { serve } from './serve.mjs';
+
+const counts = {};
+const bump = (key) => (counts[key] = (counts[key] ?? 0) + 1);
+
+const flaky = restate.service({
+  name: 'Flaky',
+  handlers: {
+    // First attempt: awaits something the SDK cannot suspend on, so it never ends by itself.
+    hangOnce: async (_ctx, tag) => {
+      if (bump(`${tag}:attempt`) === 1) await new Promise(() => {});
+      return `recovered ${tag}`;
+    },
+    // Exits the whole endpoint process in the middle of its first attempt.
+    dieOnce: async (ctx, tag) => {
+      await ctx.run('before', () => bump(`${tag}:before`));
+      if (process.env.DIE === '1' && bump(`${tag}:attempt`) === 1) process.exit(1);
+      return `survived ${tag}`;
+    },
+  },
+  options: { inactivityTimeout: 200, abortTimeout: 300 },
+});
+
+serve(restate.endpoint().bind(flaky), { counts });
