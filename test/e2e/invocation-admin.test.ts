@@ -4,6 +4,7 @@
  */
 import anyTest, { type TestFn } from 'ava';
 import { stacksPerStore, storeKinds, type Stack } from '../support/stack.js';
+import { waitFor } from '../support/wait.js';
 
 const test = anyTest as TestFn<Record<string, Stack>>;
 
@@ -89,5 +90,26 @@ for (const store of storeKinds) {
     const completed = await stack.admin.patch(`invocations/${id}/resume`);
     t.is(completed.statusCode, 409);
     t.is(completed.body, `{"message":"The invocation '${id}' is completed, cannot be resumed.","restate_code":null}`);
+  });
+}
+
+for (const store of storeKinds) {
+  test(`${store}: cancelling a caller cancels the call it waits for`, async (t) => {
+    const stack = t.context[store]!;
+    const tag = `${store}-tree`;
+    const sent = await stack.ingress.post('restate/send/Durable/parent', { json: { tag, ms: 30_000 } });
+    const parent = (JSON.parse(sent.body) as { invocationId: string }).invocationId;
+    let child = '';
+    await waitFor(async () => {
+      child = String((await stack.counts())[`child:${tag}`] ?? '');
+      return child !== '';
+    }, 10_000);
+    t.is((await stack.admin.patch(`invocations/${parent}/cancel`)).statusCode, 202);
+    const parentOut = await stack.ingress.get(`restate/attach/${parent}`);
+    t.is(parentOut.statusCode, 409);
+    t.is(parentOut.body, '{"code":409,"message":"Cancelled","source":"invocation"}');
+    const childOut = await stack.ingress.get(`restate/attach/${child}`);
+    t.is(childOut.statusCode, 409);
+    t.is(childOut.body, '{"code":409,"message":"Cancelled","source":"invocation"}');
   });
 }

@@ -26,6 +26,15 @@ const durable = restate.service({
       bump(`${tag}:done`);
       return `${tag}:${a}${b}${c}`;
     },
+    // Calls a long sleeper and records the child's id, for cancel/kill of a call tree.
+    parent: async (ctx, { tag, ms }) => {
+      const child = ctx.serviceClient(durable).sleepy(ms);
+      const childId = await child.invocationId;
+      await ctx.run('child', () => {
+        counts[`child:${tag}`] = childId;
+      });
+      return await child;
+    },
     sleepy: async (ctx, ms) => {
       await ctx.sleep(ms);
       return `slept ${ms}`;
