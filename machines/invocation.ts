@@ -63,7 +63,11 @@ export interface Awaiting {
 export interface InvocationInput {
   id: string;
   target: Target;
-  invokedBy: 'ingress' | 'service';
+  invokedBy: 'ingress' | 'service' | 'restart_as_new';
+  /** The completed invocation this one restarts (admin restart-as-new). */
+  restartedFrom?: string;
+  /** Pinned before the first attempt (restart-as-new keeping the old deployment). */
+  deploymentId?: string;
   /** Where the result goes when another invocation called this one. */
   caller?: { invocationId: string; completionId: number };
   idempotencyKey?: string;
@@ -256,6 +260,8 @@ export const invocationMachine = setup({
       on: {
         wake: { target: 'running', actions: assign({ modifiedAt: ({ event }) => event.now }) },
         pause: { target: 'paused', actions: assign({ modifiedAt: ({ event }) => event.now }) },
+        // An operator moves it to another deployment (admin resume?deployment=).
+        pinDeployment: { actions: assign({ deploymentId: ({ event }) => event.deploymentId, modifiedAt: ({ event }) => event.now }) },
       },
     },
     backingOff: {
@@ -270,7 +276,10 @@ export const invocationMachine = setup({
     },
     /** Retries exhausted with onMaxAttempts=Pause, or paused by an operator: waits for resume. */
     paused: {
-      on: { resume: { target: 'running', actions: assign({ modifiedAt: ({ event }) => event.now }) } },
+      on: {
+        resume: { target: 'running', actions: assign({ modifiedAt: ({ event }) => event.now }) },
+        pinDeployment: { actions: assign({ deploymentId: ({ event }) => event.deploymentId, modifiedAt: ({ event }) => event.now }) },
+      },
     },
     completed: {
       type: 'final',

@@ -14,6 +14,8 @@ import { createIngressApp } from './ingress/app.js';
 import { createAdminApp } from './admin/app.js';
 import { invocationRoutes } from './admin/routes/invocations.js';
 import { queryRoutes } from './admin/routes/query.js';
+import { serviceStateRoutes } from './admin/routes/service-state.js';
+import { recoverStateMutations } from './runtime/state-mutations.js';
 import type { Logger } from './runtime/services.js';
 
 export interface RunningServer {
@@ -43,13 +45,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const registry = await Registry.load(store);
   const runtime = new Runtime(store, registry, config, log);
   const recovered = await supervise(runtime);
+  // Admin state mutations that were waiting for their key's lock (runtime/state-mutations.ts).
+  await recoverStateMutations(runtime);
   // Attach commands still waiting for their target (runtime/attachments.ts).
   if (recovered.resumed > 0 || recovered.redelivered > 0) {
     log.info(`recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);
   }
 
   const ingress = http.createServer(createIngressApp({ runtime, registry, config }, log).callback());
-  const adminRoutes = [invocationRoutes(runtime), queryRoutes({ store, registry, config })];
+  const adminRoutes = [invocationRoutes(runtime), serviceStateRoutes(runtime, registry), queryRoutes({ store, registry, config })];
   const admin = http.createServer(createAdminApp({ registry, config, extraRoutes: (router) => adminRoutes.forEach((add) => add(router)) }).callback());
   // Calls block until their invocation completes: no server-side request timeout.
   ingress.requestTimeout = 0;

@@ -10,6 +10,8 @@ import type { Config } from '../config.js';
 import { AdminEmptyError, AdminTextError } from '../errors.js';
 import type { Registry } from '../registry/registry.js';
 import { errorFunnel, type AdminLog } from './funnel.js';
+import { sendJson } from './http-io.js';
+import { adminOpenApi } from './openapi.js';
 import { deploymentRoutes } from './routes/deployments.js';
 import { ADMIN_API_VERSIONS, metaRoutes } from './routes/meta.js';
 import { serviceRoutes } from './routes/services.js';
@@ -79,6 +81,9 @@ export function createAdminApp(deps: AdminDeps): Koa {
   const ingressUrl = advertisedIngressUrl(deps.config);
   const router = new Router();
   metaRoutes(router, deps.config, ingressUrl);
+  // §3.1: served, but not listed in the document itself.
+  const openapi = adminOpenApi();
+  router.get('/openapi', (ctx) => sendJson(ctx, 200, openapi));
   deploymentRoutes(router, deps.registry);
   serviceRoutes(router, deps.registry, ingressUrl);
   deps.extraRoutes?.(router);

@@ -16,7 +16,7 @@ export function createIngressApp(deps: IngressDeps, log: Logger): Koa {
   const router = new Router();
   router.all('/restate/health', (ctx) => {
     if (ctx.method !== 'GET') throw methodNotAllowed();
-    ctx.type = 'application/json';
+    ctx.set('content-type', 'application/json');
     ctx.body = JSON.stringify({ services: deps.registry.listServices().map((s) => s.name) });
   });
   registerInvokeRoutes(router, deps);

@@ -33,7 +33,7 @@ export function errorFunnel(log: Logger) {
       ctx.status = e.status;
       // Non-standard statuses (470) go out without a reason phrase, as Restate sends them.
       if (e.status === 470) ctx.message = '';
-      ctx.type = 'application/json';
+      ctx.set('content-type', 'application/json');
       ctx.body = errorBody(e);
     }
   };

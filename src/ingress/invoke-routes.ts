@@ -9,10 +9,11 @@ import type { Registry } from '../registry/registry.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { Config } from '../config.js';
 import type { Target } from '../../machines/invocation.js';
-import { checkInput, inputHeaders, parseDelay, readBody } from './request.js';
+import { checkInput, inputHeaders, parseDelay, readBody, segmentsAfter } from './request.js';
 import { formatTimestamp, writeCompletion } from './results.js';
 import { answerAttach } from './result-routes.js';
 import { methodNotAllowed } from './errors.js';
+import { ulid } from './ulid.js';
 
 export interface IngressDeps {
   runtime: Runtime;
@@ -23,19 +24,6 @@ export interface IngressDeps {
 const BAD_PATH =
   'bad path, expected /restate/call/:service/:handler, /restate/send/:service/:handler, /restate/scope/:scope/call/:service/:handler, /restate/attach/:invocation_id, /restate/output/:invocation_id, or /restate/lookup';
 const BAD_LEGACY_PATH = 'bad path, expected either /:service-name/:handler or /:object-name/:object-key/:handler';
-
-/** Path segments after `prefix`, each URL-decoded; a `%2F` stays inside its segment. */
-export function segmentsAfter(path: string, prefix: string): string[] {
-  const rest = path.slice(prefix.length);
-  if (rest === '') return [];
-  return rest.replace(/^\//, '').split('/').map((s) => {
-    try {
-      return decodeURIComponent(s);
-    } catch {
-      return s;
-    }
-  });
-}
 
 function resolveTarget(deps: IngressDeps, segments: string[], badPath: string) {
   if (segments.length < 2 || segments.length > 3) throw new IngressError(400, badPath);
@@ -86,11 +74,13 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
     invokedBy: 'ingress',
     ...(delay !== undefined ? { executeAt: now + delay } : {}),
     ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+    // §2.5: calls and sends to services and objects without a key still record one (workflows do not).
+    ...(idempotencyKey === undefined && target.serviceTy !== 'Workflow' ? { autoIdempotencyKey: ulid(now) } : {}),
   });
 
   if (mode === 'send') {
     ctx.status = 202;
-    ctx.type = 'application/json';
+    ctx.set('content-type', 'application/json');
     ctx.set('x-restate-id', invocationId);
     ctx.body = JSON.stringify({
       invocationId,

@@ -9,19 +9,47 @@ import type { HandlerMeta } from '../registry/types.js';
 import { parseDuration } from '../registry/durations.js';
 import type { Header } from '../protocol/messages.js';
 
-export async function readBody(ctx: Context, limit: number): Promise<Buffer> {
-  const declared = Number(ctx.get('content-length') || 0);
-  if (declared > limit) throw tooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw tooLarge(limit);
-    chunks.push(chunk as Buffer);
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+/** Path segments after `prefix`, each URL-decoded; a `%2F` stays inside its segment. */
+export function segmentsAfter(path: string, prefix: string): string[] {
+  const rest = path.slice(prefix.length);
+  if (rest === '') return [];
+  return rest.replace(/^\//, '').split('/').map((s) => {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      return s;
+    }
+  });
 }
 
+export async function readBody(ctx: Context, limit: number): Promise<Buffer> {
+  const req = ctx.req;
+  const declared = Number(ctx.get('content-length') || 0);
+  if (declared > limit) {
+    req.resume();
+    throw tooLarge(limit);
+  }
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      // Keep draining (and dropping) the rest, so the 413 reaches a client still sending.
+      req.off('data', onData);
+      req.resume();
+      reject(tooLarge(limit));
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.once('error', reject);
+  });
+}
+
+/** The rest of the body is drained and dropped (`resume`), so the client reads the answer. */
 function tooLarge(limit: number): IngressError {
   return new IngressError(413, `payload too large: the request body exceeds the limit of ${limit} bytes`);
 }

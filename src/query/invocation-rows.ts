@@ -98,6 +98,7 @@ function statusColumns(inv: LoadedInvocation, facts: InvocationFacts): Row {
     invoked_by_id: c.caller?.invocationId,
     invoked_by_service_name: facts.callerTarget?.service,
     invoked_by_target: facts.callerTarget ? targetString(facts.callerTarget) : undefined,
+    restarted_from: c.restartedFrom,
     pinned_deployment_id: c.deploymentId,
     pinned_service_protocol_version: c.deploymentId !== undefined ? facts.protocolVersion : undefined,
     created_at: c.createdAt,

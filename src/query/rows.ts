@@ -12,6 +12,7 @@ import type { InvocationContext } from '../../machines/invocation.js';
 import { parseInvocationId, partitionKeyOf } from '../protocol/ids.js';
 import type { Registry } from '../registry/registry.js';
 import type { Deployment } from '../registry/types.js';
+import { OBJECT_RECORD } from '../runtime/object-locks.js';
 import { partitionOf } from '../runtime/partitioning.js';
 import type { JournalEntry, Store } from '../store/types.js';
 import type { RowSource } from './engine.js';
@@ -43,6 +44,11 @@ class StoreReader {
   private readonly journals = new Map<string, Promise<JournalEntry[]>>();
 
   constructor(private readonly deps: QuerySources) {}
+
+  /** Keys of the object-key lock records of a partition (`["service","key"]`). */
+  objectKeys(partition: number): Promise<string[]> {
+    return this.deps.store.listRecords(partition, OBJECT_RECORD);
+  }
 
   /** Every invocation, or those of the given ids (unknown and malformed ids are skipped). */
   async invocations(ids?: Set<string>): Promise<LoadedInvocation[]> {
@@ -145,12 +151,35 @@ async function stateOwners(reader: StoreReader, scan: TableScan, config: Config)
     return [...services].flatMap((service) => [...keys].map((key) => ({ partition: partitionOf(partitionKeyOf(key), config.partitions), service, key })));
   }
   const owners = new Map<string, { partition: number; service: string; key: string }>();
+  const add = (partition: number, service: string, key: string) => {
+    if (services && !services.has(service)) return;
+    if (keys && !keys.has(key)) return;
+    owners.set(JSON.stringify([service, key]), { partition, service, key });
+  };
   for (const inv of await reader.invocations()) {
     const t = inv.context.target;
-    if (t.key === undefined || t.serviceTy === 'Service' || (services && !services.has(t.service))) continue;
-    owners.set(JSON.stringify([t.service, t.key]), { partition: inv.partition, service: t.service, key: t.key });
+    if (t.key !== undefined && t.serviceTy !== 'Service') add(inv.partition, t.service, t.key);
+  }
+  // Every key whose state anything could write has a lock record: exclusive handlers and
+  // admin state mutations take the lock (runtime/object-locks.ts), also once their
+  // invocations are purged.
+  for (let p = 0; p < config.partitions; p++) {
+    for (const record of await reader.objectKeys(p)) {
+      const parsed = parseObjectRecordKey(record);
+      if (parsed) add(p, parsed.service, parsed.key);
+    }
   }
   return [...owners.values()];
+}
+
+function parseObjectRecordKey(record: string): { service: string; key: string } | undefined {
+  try {
+    const parsed: unknown = JSON.parse(record);
+    if (Array.isArray(parsed) && typeof parsed[0] === 'string' && typeof parsed[1] === 'string') return { service: parsed[0], key: parsed[1] };
+  } catch {
+    // not one of ours
+  }
+  return undefined;
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });

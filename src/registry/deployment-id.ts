@@ -5,7 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 
-const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+// Restate's base62 digit order (lowercase before uppercase), as in protocol/ids.ts: the CLI
+// rejects ids whose value overflows 128 bits when read with it.
+const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const DIGITS = 22;
 const PREFIX = 'dp_';
 const CODEC_VERSION = '1';

@@ -138,8 +138,9 @@ export class Registry {
 
       const useHttp11 = req.useHttp11 ?? false;
       const found = await this.discoverFn(uri, { useHttp11, additionalHeaders: req.additionalHeaders });
-      // §3.3: a dry run answers 201 with a fresh id and stores nothing.
-      const id = req.dryRun || !existing ? newDeploymentId() : existing.id;
+      // §3.3: a dry run answers 201 with a fresh id and stores nothing; for a known URI
+      // (with force) 200 and its id, which the CLI's `deployments register` looks up (§4).
+      const id = existing ? existing.id : newDeploymentId();
       const services = servicesFromManifest(found.manifest, { deploymentId: id, revisionOf: (name) => this.nextRevision(name) });
       if (!req.breaking && !req.force) this.checkCompatible(services);
 
@@ -156,7 +157,7 @@ export class Registry {
       if (req.additionalHeaders && Object.keys(req.additionalHeaders).length > 0) deployment.additionalHeaders = req.additionalHeaders;
       if (found.sdkVersion !== undefined) deployment.sdkVersion = found.sdkVersion;
 
-      if (req.dryRun) return { created: true, deployment };
+      if (req.dryRun) return { created: existing === undefined, deployment };
       await this.commit([...this.deployments.filter((d) => d.id !== id), deployment]);
       return { created: existing === undefined, deployment };
     });

@@ -66,10 +66,10 @@ export class InvocationHost {
   }
 
   /** Creates, commits and starts a new invocation with its Input entry. */
-  static async create(services: RuntimeServices, partition: number, input: InvocationInput, inputEntry: JournalEntry, extra: Step['write'] = {}): Promise<InvocationHost> {
+  static async create(services: RuntimeServices, partition: number, input: InvocationInput, inputEntry: JournalEntry | JournalEntry[], extra: Step['write'] = {}): Promise<InvocationHost> {
     const [snapshot, actions] = initialTransition(invocationMachine, input);
     const host = new InvocationHost(services, input.id, partition, snapshot, new JournalView());
-    await host.run(() => host.commitResolved(snapshot, actions as Action[], { entries: [inputEntry], write: extra }, true));
+    await host.run(() => host.commitResolved(snapshot, actions as Action[], { entries: Array.isArray(inputEntry) ? inputEntry : [inputEntry], write: extra }, true));
     return host;
   }
 

@@ -3,12 +3,33 @@
  * reference-behavior.md §3.5). Each action is a machine event or a journal entry committed
  * on the invocation's queue, like everything else that changes an invocation.
  */
-import { encodeNotification, MessageType } from '../protocol/messages.js';
+import type { InvocationEvent } from '../../machines/invocation.js';
+import { invocationIdToString, newInvocationId, parseInvocationId } from '../protocol/ids.js';
+import {
+  codecFor,
+  decodeInputCommand,
+  decodeNotification,
+  encodeNotification,
+  isCommand,
+  isNotification,
+  MessageType,
+} from '../protocol/messages.js';
+import type { JournalEntry } from '../store/types.js';
+import type { PersistedInvocation } from './invocation-host.js';
 import { timerKey } from './timer-keys.js';
 import type { Runtime } from './runtime.js';
 
 /** How an operation ended; the admin API maps each outcome to the reference's answer. */
-export type Outcome = 'done' | 'noop' | 'notFound' | 'completed' | 'notRunning' | 'notCompleted';
+export type Outcome =
+  | 'done'
+  | 'noop'
+  | 'notFound'
+  | 'completed'
+  | 'notRunning'
+  | 'notCompleted'
+  /** resume?deployment= on an invocation that runs, or has no deployment pinned yet. */
+  | 'cannotChangeDeployment'
+  | 'unknownDeployment';
 
 const CANCEL_SIGNAL = 1;
 
@@ -53,10 +74,25 @@ export function pause(rt: Runtime, id: string): Promise<Outcome> {
   });
 }
 
-export function resume(rt: Runtime, id: string): Promise<Outcome> {
+/**
+ * Resume a paused invocation. With a deployment, a paused or suspended invocation that is
+ * pinned moves to that deployment first (its next attempt runs there).
+ */
+export async function resume(rt: Runtime, id: string, deployment?: DeploymentChoice): Promise<Outcome> {
+  if (deployment?.kind === 'id' && !rt.registry.getDeployment(deployment.id)) return 'unknownDeployment';
   return withInvocation(rt, id, async (host) => {
-    if (host.status !== 'paused') return 'noop';
-    await host.commit({ events: [{ type: 'resume', now: rt.now() }] });
+    const now = rt.now();
+    const events: InvocationEvent[] = [];
+    if (deployment && deployment.kind !== 'keep') {
+      const { target, deploymentId } = host.context;
+      if (!['paused', 'suspended'].includes(host.status) || deploymentId === undefined) return 'cannotChangeDeployment';
+      const to = deployment.kind === 'id' ? deployment.id : rt.registry.resolveHandler(target.service, target.handler)?.deployment.id;
+      if (to === undefined) return 'unknownDeployment';
+      if (to !== deploymentId) events.push({ type: 'pinDeployment', deploymentId: to, now });
+    }
+    if (host.status === 'paused') events.push({ type: 'resume', now });
+    if (events.length === 0) return 'noop';
+    await host.commit({ events });
     return 'done';
   });
 }
@@ -68,4 +104,123 @@ export async function purge(rt: Runtime, id: string): Promise<Outcome> {
   if (out.state !== 'completed') return 'notCompleted';
   await rt.store.commit({ partition: rt.partitionOfId(id), deleteInvocations: [id], timersRemove: [timerKey.expire(id)] });
   return 'done';
+}
+
+/**
+ * Purge journal: a completed invocation keeps its result (and its retention), its journal is
+ * dropped. The snapshot is written again in the same commit that deletes the invocation's
+ * records, and the expiry timer with it, so an expiry that fired in between still purges it.
+ */
+export async function purgeJournal(rt: Runtime, id: string): Promise<Outcome> {
+  const out = await rt.output(id);
+  if (out.state === 'missing') return 'notFound';
+  if (out.state !== 'completed') return 'notCompleted';
+  const partition = rt.partitionOfId(id);
+  const persisted = (await rt.store.loadInvocation(partition, id)) as PersistedInvocation | undefined;
+  if (!persisted) return 'notFound';
+  const { completedAt, completionRetention } = persisted.context;
+  await rt.store.commit({
+    partition,
+    deleteInvocations: [id],
+    invocations: [{ id, snapshot: persisted, active: false }],
+    timersAdd: [{ key: timerKey.expire(id), dueAt: (completedAt ?? rt.now()) + (completionRetention ?? 0) }],
+  });
+  return 'done';
+}
+
+/** Which deployment a restarted (or resumed) invocation runs on. */
+export type DeploymentChoice = { kind: 'latest' } | { kind: 'keep' } | { kind: 'id'; id: string };
+
+export interface RestartOptions {
+  /** Keep the old journal up to this entry index (included), with the completions of its commands. */
+  from?: number;
+  /** Only used with `from` > 0; absent means latest. */
+  deployment?: DeploymentChoice;
+}
+
+export type RestartOutcome =
+  | { outcome: 'done'; newInvocationId: string }
+  | { outcome: 'notFound' | 'stillRunning' | 'unsupported' | 'inputGone' | 'incompletePrefix' | 'unknownDeployment' };
+
+/**
+ * The journal to start a restarted invocation with: entries `0..from` of the old one, then the
+ * notifications that complete the commands of that prefix (which may come later in the old
+ * journal). Undefined when the prefix has a command that never got its completion, or goes
+ * past the result (`Output`) or the end.
+ */
+export function restartPrefix(journal: JournalEntry[], from: number): JournalEntry[] | undefined {
+  if (from >= journal.length) return undefined;
+  const prefix = journal.slice(0, from + 1);
+  const waiting = new Set<number>();
+  for (const entry of prefix) {
+    if (entry.type === MessageType.OutputCommand) return undefined;
+    if (isCommand(entry.type)) for (const id of completionIdsOf(entry)) waiting.add(id);
+  }
+  const completes = (e: JournalEntry): number | undefined => {
+    if (!isNotification(e.type)) return undefined;
+    const id = decodeNotification(e.payload).completionId;
+    return id !== undefined && waiting.has(id) ? id : undefined;
+  };
+  for (const entry of prefix) {
+    const id = completes(entry);
+    if (id !== undefined) waiting.delete(id);
+  }
+  const completions: JournalEntry[] = [];
+  for (const entry of journal.slice(from + 1)) {
+    const id = completes(entry);
+    if (id === undefined) continue;
+    waiting.delete(id);
+    completions.push(entry);
+  }
+  return waiting.size === 0 ? [...prefix, ...completions] : undefined;
+}
+
+/** Completion ids a command expects notifications for (field 11, and a call's id notification, field 10). */
+function completionIdsOf(entry: JournalEntry): number[] {
+  const decoded = codecFor(entry.type)?.decode(entry.payload) as { resultCompletionId?: unknown; invocationIdNotificationIdx?: unknown } | undefined;
+  const ids: number[] = [];
+  for (const v of [decoded?.invocationIdNotificationIdx, decoded?.resultCompletionId]) if (typeof v === 'number' && v > 0) ids.push(v);
+  return ids;
+}
+
+/**
+ * Restart as new: a completed invocation runs again under a new id (same partition), with the
+ * same target and input (its journal's Input entry), optionally keeping a journal prefix.
+ * Workflow runs cannot be restarted; a purged journal has no input left (reference §3.5).
+ */
+export async function restartAsNew(rt: Runtime, id: string, opts: RestartOptions = {}): Promise<RestartOutcome> {
+  const out = await rt.output(id);
+  if (out.state === 'missing') return { outcome: 'notFound' };
+  if (out.state !== 'completed') return { outcome: 'stillRunning' };
+  const partition = rt.partitionOfId(id);
+  const persisted = (await rt.store.loadInvocation(partition, id)) as PersistedInvocation | undefined;
+  if (!persisted) return { outcome: 'notFound' };
+  const old = persisted.context;
+  if (old.target.serviceTy === 'Workflow' && old.exclusive === true) return { outcome: 'unsupported' };
+  const journal = await rt.store.readJournal(partition, id);
+  const input = journal[0];
+  if (input?.type !== MessageType.InputCommand) return { outcome: 'inputGone' };
+  const from = opts.from ?? 0;
+  const entries = from === 0 ? [input] : restartPrefix(journal, from);
+  if (!entries) return { outcome: 'incompletePrefix' };
+  let deploymentId: string | undefined;
+  if (from > 0 && opts.deployment?.kind === 'keep') deploymentId = old.deploymentId;
+  if (from > 0 && opts.deployment?.kind === 'id') {
+    if (!rt.registry.getDeployment(opts.deployment.id)) return { outcome: 'unknownDeployment' };
+    deploymentId = opts.deployment.id;
+  }
+  const { headers, value } = decodeInputCommand(input.payload);
+  const newId = invocationIdToString(newInvocationId(parseInvocationId(id).partitionKey));
+  await rt.invoke({
+    target: old.target,
+    input: value,
+    headers,
+    retryPolicy: rt.registry.resolveHandler(old.target.service, old.target.handler)?.retryPolicy ?? old.retryPolicy,
+    invokedBy: 'restart_as_new',
+    restartedFrom: id,
+    invocationId: newId,
+    journal: entries,
+    ...(deploymentId !== undefined ? { deploymentId } : {}),
+  });
+  return { outcome: 'done', newInvocationId: newId };
 }

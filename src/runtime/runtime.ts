@@ -16,13 +16,14 @@ import {
   partitionKeyOf,
   randomPartitionKey,
 } from '../protocol/ids.js';
-import type { OutboxMessage, Store, Timer } from '../store/types.js';
+import type { JournalEntry, OutboxMessage, Store, Timer } from '../store/types.js';
 import type { Completion, InvocationInput, RetryPolicy, Target } from '../../machines/invocation.js';
 import type { EffectiveHandler } from '../registry/types.js';
 import { ObjectLocks } from './object-locks.js';
 import { idempotentInvocationId, workflowRunId } from './identity.js';
 import { PromiseQueues } from './promises.js';
 import { SingleFlight } from './single-flight.js';
+import { grantToStateMutation, isStateMutationId } from './state-mutations.js';
 import { InvocationHost, type PersistedInvocation } from './invocation-host.js';
 import { partitionOf } from './partitioning.js';
 import { TimerService } from './timers.js';
@@ -39,8 +40,17 @@ export interface InvokeRequest {
   /** Epoch ms; absent means now. */
   executeAt?: number;
   idempotencyKey?: string;
-  invokedBy: 'ingress' | 'service';
+  /**
+   * Recorded as the invocation's idempotency key when it has none (the ULID the ingress gives
+   * every call and send, reference §2.5); never used to deduplicate or for retention.
+   */
+  autoIdempotencyKey?: string;
+  invokedBy: 'ingress' | 'service' | 'restart_as_new';
   caller?: { invocationId: string; completionId: number };
+  /** Restart-as-new: the old invocation, the journal to start with (Input first; replaces `input`/`headers`), a pinned deployment. */
+  restartedFrom?: string;
+  journal?: JournalEntry[];
+  deploymentId?: string;
   /** Set when the id was chosen earlier (by a caller's journal). */
   invocationId?: string;
 }
@@ -136,9 +146,12 @@ export class Runtime implements RuntimeServices {
       ...(handler ? { completionRetention: retentionOf(req, handler) } : {}),
       ...(req.caller ? { caller: req.caller } : {}),
       ...(req.idempotencyKey !== undefined ? { idempotencyKey: req.idempotencyKey } : {}),
+      ...(req.idempotencyKey === undefined && req.autoIdempotencyKey !== undefined ? { idempotencyKey: req.autoIdempotencyKey } : {}),
       ...(req.executeAt !== undefined ? { executeAt: req.executeAt } : {}),
+      ...(req.restartedFrom !== undefined ? { restartedFrom: req.restartedFrom } : {}),
+      ...(req.deploymentId !== undefined ? { deploymentId: req.deploymentId } : {}),
     };
-    const inputEntry = { type: MessageType.InputCommand, payload: encodeInputCommand({ headers: req.headers, value: req.input, name: '' }) };
+    const inputEntry = req.journal ?? { type: MessageType.InputCommand, payload: encodeInputCommand({ headers: req.headers, value: req.input, name: '' }) };
     let host: InvocationHost;
     if (exclusive && !delayed) {
       // Taking the key's lock (or a place in its inbox) is part of the creating commit.
@@ -180,6 +193,7 @@ export class Runtime implements RuntimeServices {
 
   /** The key's lock passed to this invocation: it may run now. */
   grantLock(id: string): void {
+    if (isStateMutationId(id)) return grantToStateMutation(this, id);
     void (async () => {
       const host = await this.host(id);
       await host?.run(async () => {

@@ -58,4 +58,17 @@ const quickWf = restate.workflow({
   },
 });
 
-serve(restate.endpoint().bind(counter).bind(once).bind(quickWf), { counts });
+// Awakeables completed from outside (typed clients): the id is published as the counter
+// `awk:<tag>=<id>`, and the handler returns what the awakeable was resolved with.
+const signals = restate.service({
+  name: 'Signals',
+  handlers: {
+    wait: async (ctx, { tag }) => {
+      const { id, promise } = ctx.awakeable();
+      await ctx.run('publish', () => bump(`awk:${tag}=${id}`));
+      return { resolvedWith: await promise };
+    },
+  },
+});
+
+serve(restate.endpoint().bind(counter).bind(once).bind(quickWf).bind(signals), { counts });
