@@ -7,6 +7,7 @@ import type { InvocationEvent } from '../../machines/invocation.js';
 import { invocationIdToString, newInvocationId, parseInvocationId } from '../protocol/ids.js';
 import {
   codecFor,
+  decodeCallCommand,
   decodeInputCommand,
   decodeNotification,
   encodeNotification,
@@ -16,6 +17,7 @@ import {
 } from '../protocol/messages.js';
 import type { JournalEntry } from '../store/types.js';
 import type { PersistedInvocation } from './invocation-host.js';
+import type { JournalView } from './journal.js';
 import { timerKey } from './timer-keys.js';
 import type { Runtime } from './runtime.js';
 
@@ -58,11 +60,34 @@ export function cancel(rt: Runtime, id: string): Promise<Outcome> {
 }
 
 /** Kill: ends now, no user code runs. */
-export function kill(rt: Runtime, id: string): Promise<Outcome> {
-  return withInvocation(rt, id, async (host) => {
+/** Kill: ends now, no user code runs; the calls it still waits for are killed too. */
+export async function kill(rt: Runtime, id: string): Promise<Outcome> {
+  let children: string[] = [];
+  const outcome = await withInvocation(rt, id, async (host) => {
+    children = pendingCallees(host.journal);
     await host.commit({ events: [{ type: 'kill', failure: { code: 409, message: 'killed' }, now: rt.now() }] });
     return 'done';
   });
+  await Promise.all(children.map((child) => kill(rt, child)));
+  return outcome;
+}
+
+/** Invocations this journal called and has no result of yet. */
+function pendingCallees(journal: JournalView): string[] {
+  const idOf = new Map<number, string>();
+  for (const e of journal.entries) {
+    if (e.type !== MessageType.CallInvocationIdCompletionNotification) continue;
+    const n = decodeNotification(e.payload);
+    if (n.completionId !== undefined && n.invocationId !== undefined) idOf.set(n.completionId, n.invocationId);
+  }
+  const pending: string[] = [];
+  for (const e of journal.entries) {
+    if (e.type !== MessageType.CallCommand) continue;
+    const c = decodeCallCommand(e.payload);
+    const child = idOf.get(c.invocationIdNotificationIdx);
+    if (child && !journal.completions.has(c.resultCompletionId)) pending.push(child);
+  }
+  return pending;
 }
 
 export function pause(rt: Runtime, id: string): Promise<Outcome> {

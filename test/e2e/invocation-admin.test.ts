@@ -113,3 +113,21 @@ for (const store of storeKinds) {
     t.is(childOut.body, '{"code":409,"message":"Cancelled","source":"invocation"}');
   });
 }
+
+for (const store of storeKinds) {
+  test(`${store}: killing a caller kills the call it waits for`, async (t) => {
+    const stack = t.context[store]!;
+    const tag = `${store}-kill-tree`;
+    const sent = await stack.ingress.post('restate/send/Durable/parent', { json: { tag, ms: 30_000 } });
+    const parent = (JSON.parse(sent.body) as { invocationId: string }).invocationId;
+    let child = '';
+    await waitFor(async () => {
+      child = String((await stack.counts())[`child:${tag}`] ?? '');
+      return child !== '';
+    }, 10_000);
+    t.is((await stack.admin.patch(`invocations/${parent}/kill`)).statusCode, 200);
+    const killed = '{"code":409,"message":"killed","source":"invocation"}';
+    t.is((await stack.ingress.get(`restate/attach/${parent}`)).body, killed);
+    t.is((await stack.ingress.get(`restate/attach/${child}`)).body, killed);
+  });
+}
