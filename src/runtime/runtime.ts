@@ -411,7 +411,8 @@ function identityOf(req: InvokeRequest, handler: EffectiveHandler | undefined): 
 /** How long the completed invocation stays: idempotency, workflow or journal retention (§2.5). */
 function retentionOf(req: InvokeRequest, handler: EffectiveHandler): number {
   if (handler.service.ty === 'Workflow' && handler.handler.ty === 'Workflow') return handler.workflowCompletionRetention;
-  if (req.idempotencyKey !== undefined) return Math.max(handler.idempotencyRetention, handler.journalRetention);
+  // The key deduplicates for its retention; then it is free again, and so is the id it names.
+  if (req.idempotencyKey !== undefined) return handler.idempotencyRetention;
   return handler.journalRetention;
 }
 

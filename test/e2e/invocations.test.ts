@@ -165,3 +165,42 @@ for (const store of storeKinds) {
     t.deepEqual((JSON.parse(res.body) as { services: string[] }).services.sort(), ['Durable', 'Suspender']);
   });
 }
+
+for (const store of storeKinds) {
+  test(`${store}: CORS headers and the OPTIONS preflight as the reference answers them`, async (t) => {
+    const { ingress } = t.context[store]!;
+    const res = await ingress.post('restate/call/Durable/greet', { headers: { ...json, origin: 'http://app.example' }, body: '"o"' });
+    t.is(res.headers['access-control-allow-origin'], 'http://app.example');
+    t.is(res.headers['access-control-allow-credentials'], 'true');
+    t.is(res.headers['vary'], 'origin, access-control-request-method, access-control-request-headers');
+    const pre = await ingress('restate/call/Durable/greet', {
+      method: 'OPTIONS',
+      headers: { origin: 'http://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-custom' },
+    });
+    t.is(pre.statusCode, 200);
+    t.is(pre.body, '');
+    t.is(pre.headers['access-control-allow-methods'], 'POST');
+    t.is(pre.headers['access-control-allow-headers'], 'content-type,x-custom');
+  });
+
+  test(`${store}: a private handler is refused at the ingress and callable from a handler`, async (t) => {
+    const { ingress } = t.context[store]!;
+    const direct = await ingress.post('restate/call/Durable/secret');
+    t.is(direct.statusCode, 400);
+    t.is(direct.body, '{"code":400,"message":"the invoked service is not public","source":"ingress"}');
+    const viaHandler = await ingress.post('restate/call/Durable/callSecret');
+    t.is(viaHandler.statusCode, 200);
+    t.is(viaHandler.body, '"got secret"');
+  });
+
+  test(`${store}: after its retention an idempotency key is free again`, async (t) => {
+    const { ingress, counts } = t.context[store]!;
+    const tag = `${store}-short`;
+    const headers = { ...json, 'idempotency-key': tag };
+    t.is((await ingress.post('restate/call/Durable/shortDedup', { headers, body: JSON.stringify(tag) })).body, '1');
+    t.is((await ingress.post('restate/call/Durable/shortDedup', { headers, body: JSON.stringify(tag) })).body, '1');
+    await new Promise((r) => setTimeout(r, 1500));
+    t.is((await ingress.post('restate/call/Durable/shortDedup', { headers, body: JSON.stringify(tag) })).body, '2');
+    t.is((await counts())[`dedup:${tag}`], 2);
+  });
+}

@@ -35,6 +35,11 @@ const durable = restate.service({
       });
       return await child;
     },
+    // Not callable through the ingress, only from another handler.
+    secret: restate.handlers.handler({ ingressPrivate: true }, async () => 'secret'),
+    callSecret: async (ctx) => `got ${await ctx.serviceClient(durable).secret()}`,
+    // An idempotency key deduplicates this one for one second only.
+    shortDedup: restate.handlers.handler({ idempotencyRetention: 1000 }, async (ctx, tag) => ctx.run('count', () => bump(`dedup:${tag}`))),
     sleepy: async (ctx, ms) => {
       await ctx.sleep(ms);
       return `slept ${ms}`;
