@@ -45,3 +45,27 @@ test('an endpoint that dies mid-attempt: the invocation is retried until it is b
     await second?.stop();
   }
 });
+
+test('a journal mismatch fails the attempt; retries run out and the invocation pauses', async (t) => {
+  const service = await startService('timeouts.mjs');
+  const server = await startRedstate();
+  try {
+    const admin = client(server.admin);
+    t.is((await admin.post('deployments', { json: { uri: service.url } })).statusCode, 201);
+    const sent = await client(server.ingress).post('restate/send/Flaky/nondeterministic', { json: 'nd' });
+    const { invocationId } = JSON.parse(sent.body) as { invocationId: string };
+    const row = async () => {
+      const res = await admin.post('query', { headers: { accept: 'application/json' }, json: { query: `SELECT status, last_failure, retry_count FROM sys_invocation WHERE id = '${invocationId}'` } });
+      return (JSON.parse(res.body) as { rows: Array<Record<string, unknown>> }).rows[0] ?? {};
+    };
+    const deadline = Date.now() + 15_000;
+    while ((await row())['status'] !== 'paused' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const r = await row();
+    t.is(r['status'], 'paused', server.output().slice(-2000));
+    t.regex(String(r['last_failure']), /570/);
+    t.is((await client(server.ingress).get(`restate/output/${invocationId}`)).statusCode, 470);
+  } finally {
+    await server.stop();
+    await service.stop();
+  }
+});

@@ -14,6 +14,17 @@ const flaky = restate.service({
       if (bump(`${tag}:attempt`) === 1) await new Promise(() => {});
       return `recovered ${tag}`;
     },
+    // Journals a run on its first execution and a sleep on every later one: the replay after
+    // the suspension no longer matches the journal (the SDK's error 570).
+    nondeterministic: restate.handlers.handler(
+      { retryPolicy: { maxAttempts: 2, onMaxAttempts: 'pause', initialInterval: 50, maxInterval: 50 } },
+      async (ctx, tag) => {
+        if (bump(`${tag}:exec`) === 1) await ctx.run('first', () => 1);
+        else await ctx.sleep(10);
+        await ctx.sleep(1000);
+        return 'unreachable';
+      },
+    ),
     // Exits the whole endpoint process in the middle of its first attempt.
     dieOnce: async (ctx, tag) => {
       await ctx.run('before', () => bump(`${tag}:before`));
