@@ -15,6 +15,18 @@ async function sendSleepy(stack: Stack, ms: number): Promise<string> {
   return (JSON.parse(res.body) as { invocationId: string }).invocationId;
 }
 
+/** A `Durable/parent` invocation waiting for the long sleep it called, and that callee's id. */
+async function startCallTree(stack: Stack, tag: string): Promise<{ parent: string; child: string }> {
+  const sent = await stack.ingress.post('restate/send/Durable/parent', { json: { tag, ms: 30_000 } });
+  const parent = (JSON.parse(sent.body) as { invocationId: string }).invocationId;
+  let child = '';
+  await waitFor(async () => {
+    child = String((await stack.counts())[`child:${tag}`] ?? '');
+    return child !== '';
+  }, 10_000);
+  return { parent, child };
+}
+
 const settle = () => new Promise((r) => setTimeout(r, 300));
 
 for (const store of storeKinds) {
@@ -96,14 +108,7 @@ for (const store of storeKinds) {
 for (const store of storeKinds) {
   test(`${store}: cancelling a caller cancels the call it waits for`, async (t) => {
     const stack = t.context[store]!;
-    const tag = `${store}-tree`;
-    const sent = await stack.ingress.post('restate/send/Durable/parent', { json: { tag, ms: 30_000 } });
-    const parent = (JSON.parse(sent.body) as { invocationId: string }).invocationId;
-    let child = '';
-    await waitFor(async () => {
-      child = String((await stack.counts())[`child:${tag}`] ?? '');
-      return child !== '';
-    }, 10_000);
+    const { parent, child } = await startCallTree(stack, `${store}-tree`);
     t.is((await stack.admin.patch(`invocations/${parent}/cancel`)).statusCode, 202);
     const parentOut = await stack.ingress.get(`restate/attach/${parent}`);
     t.is(parentOut.statusCode, 409);
@@ -117,14 +122,7 @@ for (const store of storeKinds) {
 for (const store of storeKinds) {
   test(`${store}: killing a caller kills the call it waits for`, async (t) => {
     const stack = t.context[store]!;
-    const tag = `${store}-kill-tree`;
-    const sent = await stack.ingress.post('restate/send/Durable/parent', { json: { tag, ms: 30_000 } });
-    const parent = (JSON.parse(sent.body) as { invocationId: string }).invocationId;
-    let child = '';
-    await waitFor(async () => {
-      child = String((await stack.counts())[`child:${tag}`] ?? '');
-      return child !== '';
-    }, 10_000);
+    const { parent, child } = await startCallTree(stack, `${store}-kill-tree`);
     t.is((await stack.admin.patch(`invocations/${parent}/kill`)).statusCode, 200);
     const killed = '{"code":409,"message":"killed","source":"invocation"}';
     t.is((await stack.ingress.get(`restate/attach/${parent}`)).body, killed);
