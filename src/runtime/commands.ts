@@ -29,6 +29,7 @@ import type { Target } from '../../machines/invocation.js';
 import { timerKey } from './timer-keys.js';
 import type { OutboxBody } from './outbox.js';
 import type { PromiseChanges } from './promises.js';
+import { idempotentInvocationId, workflowRunId } from './identity.js';
 import { completionResult, NOT_FOUND, targetOutcome } from './attachments.js';
 
 /** A command the server cannot accept: the attempt fails and is retried (Restate's precondition errors). */
@@ -80,7 +81,7 @@ function requireKeyed(scope: CommandScope, write: boolean): void {
   }
 }
 
-function resolveCallee(scope: CommandScope, service: string, handler: string, key: string): { target: Target; partitionKey: bigint } {
+function resolveCallee(scope: CommandScope, service: string, handler: string, key: string): { target: Target; partitionKey: bigint; workflowRun: boolean } {
   const resolved = scope.registry.resolveHandler(service, handler);
   if (!resolved) throw new CommandRejected(404, `service '${service}' or its handler '${handler}' not found`);
   const ty = resolved.service.ty;
@@ -88,6 +89,7 @@ function resolveCallee(scope: CommandScope, service: string, handler: string, ke
   return {
     target: { service, handler, serviceTy: ty, ...(keyed ? { key } : {}) },
     partitionKey: keyed ? partitionKeyOf(key) : randomPartitionKey(),
+    workflowRun: ty === 'Workflow' && resolved.handler.ty === 'Workflow',
   };
 }
 
@@ -147,8 +149,13 @@ export async function commandOutcome(scope: CommandScope, entry: JournalEntry): 
     case MessageType.OneWayCallCommand: {
       const isCall = entry.type === MessageType.CallCommand;
       const c = isCall ? decodeCallCommand(entry.payload) : decodeOneWayCallCommand(entry.payload);
-      const { target, partitionKey } = resolveCallee(scope, c.serviceName, c.handlerName, c.key);
-      const calleeId = invocationIdToString(newInvocationId(partitionKey));
+      const { target, partitionKey, workflowRun } = resolveCallee(scope, c.serviceName, c.handlerName, c.key);
+      // A workflow run and an idempotent call name one invocation, whoever makes them (identity.ts).
+      const calleeId = workflowRun
+        ? workflowRunId(target.service, c.key)
+        : c.idempotencyKey !== undefined
+          ? idempotentInvocationId(target.service, target.key, target.handler, c.idempotencyKey)
+          : invocationIdToString(newInvocationId(partitionKey));
       const body: OutboxBody = {
         kind: 'invoke',
         invocationId: calleeId,

@@ -342,10 +342,16 @@ export class Runtime implements RuntimeServices {
 
   private async invokeFromOutbox(body: Extract<OutboxBody, { kind: 'invoke' }>): Promise<void> {
     const partition = this.partitionOfId(body.invocationId);
-    if (this.hosts.has(body.invocationId) || (await this.store.loadInvocation(partition, body.invocationId))) return;
+    const existing = this.hosts.get(body.invocationId)?.context ?? ((await this.store.loadInvocation(partition, body.invocationId)) as PersistedInvocation | undefined)?.context;
+    if (existing) {
+      // Created by this very message before (a redelivery), or a one-way send: nothing to do.
+      if (!body.caller || (existing.caller?.invocationId === body.caller.invocationId && existing.caller.completionId === body.caller.completionId)) return;
+      await this.answerCallToExisting(body.caller, body.invocationId, existing.exclusive === true && body.target.serviceTy === 'Workflow');
+      return;
+    }
     const handler = this.registry.resolveHandler(body.target.service, body.target.handler);
     if (!handler) throw new Error(`callee ${body.target.service}/${body.target.handler} is not registered`);
-    await this.invoke({
+    const created = await this.invoke({
       target: body.target,
       input: Buffer.from(body.input, 'base64'),
       headers: body.headers,
@@ -356,6 +362,21 @@ export class Runtime implements RuntimeServices {
       ...(body.executeAt !== undefined ? { executeAt: body.executeAt } : {}),
       ...(body.idempotencyKey !== undefined ? { idempotencyKey: body.idempotencyKey } : {}),
     });
+    // Another caller created it between the check above and this creation.
+    if (created.previous && body.caller) await this.answerCallToExisting(body.caller, body.invocationId, isExclusive(handler) && body.target.serviceTy === 'Workflow');
+  }
+
+  /**
+   * A call named an invocation that exists already (same idempotency key, or a workflow id
+   * whose run was submitted before): the caller gets its result, or for a workflow run the
+   * reference's 409. The outbox message stays until this is stored, so a crash while waiting
+   * only makes the wait start again.
+   */
+  private async answerCallToExisting(caller: { invocationId: string; completionId: number }, targetId: string, workflowRun: boolean): Promise<void> {
+    const result = workflowRun
+      ? { failure: { code: 409, message: 'the workflow method was already invoked' } }
+      : await this.attach(targetId).then((done) => (done ? completionResult(done.completion) : { failure: NOT_FOUND }));
+    await this.notify(caller.invocationId, MessageType.CallCompletionNotification, { completionId: caller.completionId, ...result });
   }
 
   /**

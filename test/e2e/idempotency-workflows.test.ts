@@ -65,6 +65,19 @@ for (const store of storeKinds) {
 }
 
 for (const store of storeKinds) {
+  test(`${store}: calls from a handler with an idempotency key, or to a workflow run, name one invocation`, async (t) => {
+    const { ingress, counts } = t.context[store]!;
+    const tag = `${store}-from-handler`;
+    const idem = await ingress.post('restate/call/Caller/idemTwice', { json: tag });
+    t.is(idem.statusCode, 200);
+    t.deepEqual(JSON.parse(idem.body), [`${tag}:1`, `${tag}:1`]);
+    t.is((await counts())[`once:${tag}`], 1);
+    const wf = await ingress.post('restate/call/Caller/wfTwice', { json: `${store}-wf-from-handler` });
+    t.deepEqual(JSON.parse(wf.body), [`wf ${store}-wf-from-handler 1`, '409 the workflow method was already invoked']);
+  });
+}
+
+for (const store of storeKinds) {
   test.serial(`${store}: an idempotency key still deduplicates after a SIGKILL`, async (t) => {
     const stack = t.context[store]!;
     const headers = { 'idempotency-key': `crash-${store}` };

@@ -71,4 +71,27 @@ const signals = restate.service({
   },
 });
 
-serve(restate.endpoint().bind(counter).bind(once).bind(quickWf).bind(signals), { counts });
+// Calls from a handler that name an existing invocation: an idempotency key used twice, and a
+// workflow id whose run is called twice.
+const caller = restate.service({
+  name: 'Caller',
+  handlers: {
+    idemTwice: async (ctx, tag) => {
+      const opts = restate.rpc.opts({ idempotencyKey: `from-handler-${tag}` });
+      const a = await ctx.serviceClient(once).run({ tag }, opts);
+      const b = await ctx.serviceClient(once).run({ tag: 'ignored' }, opts);
+      return [a, b];
+    },
+    wfTwice: async (ctx, key) => {
+      const first = await ctx.workflowClient(quickWf, key).run({});
+      try {
+        await ctx.workflowClient(quickWf, key).run({});
+        return [first, 'no error'];
+      } catch (e) {
+        return [first, `${e.code} ${e.message}`];
+      }
+    },
+  },
+});
+
+serve(restate.endpoint().bind(counter).bind(once).bind(quickWf).bind(signals).bind(caller), { counts });
