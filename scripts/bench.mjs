@@ -3,6 +3,7 @@
 // session on this machine, and prints the ratios (ours / reference) per scenario.
 //
 //   npm run bench -- [--store embedded|redis] [--repeat 3] [--only S1a,S1b,S2] [--skip-ref]
+//   BENCH_CPU_PROF=<dir> also writes a CPU profile of redstate (node --cpu-prof) into <dir>.
 //
 // redstate runs with fsync-before-ack, like Restate: the embedded store commits synchronously;
 // with --store redis a fresh redis-server is started with `appendonly yes`, `appendfsync always`.
@@ -67,7 +68,8 @@ async function runOurs() {
     await sleep(500);
     env.REDSTATE_REDIS_URL = 'redis://127.0.0.1:36379';
   }
-  const server = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const server = spawn(process.execPath, [...profile, path.join(ROOT, 'dist/src/main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const out = path.join(WORK, `ours-${store}.json`);
   try {
     await waitHttp('http://127.0.0.1:39170/health');
