@@ -149,7 +149,9 @@ export class Runtime implements RuntimeServices {
       ...(req.idempotencyKey === undefined && req.autoIdempotencyKey !== undefined ? { idempotencyKey: req.autoIdempotencyKey } : {}),
       ...(req.executeAt !== undefined ? { executeAt: req.executeAt } : {}),
       ...(req.restartedFrom !== undefined ? { restartedFrom: req.restartedFrom } : {}),
-      ...(req.deploymentId !== undefined ? { deploymentId: req.deploymentId } : {}),
+      // Pinned now unless it starts later: the first attempt would pin the same deployment, and
+      // folding that into the creating commit saves a machine transition per invocation.
+      ...(req.deploymentId !== undefined || (!delayed && handler) ? { deploymentId: req.deploymentId ?? handler!.deployment.id } : {}),
     };
     const inputEntry = req.journal ?? { type: MessageType.InputCommand, payload: encodeInputCommand({ headers: req.headers, value: req.input, name: '' }) };
     let host: InvocationHost;
