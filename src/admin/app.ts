@@ -13,8 +13,10 @@ import { errorFunnel, type AdminLog } from './funnel.js';
 import { sendJson } from './http-io.js';
 import { adminOpenApi } from './openapi.js';
 import { deploymentRoutes } from './routes/deployments.js';
+import { limitRoutes } from './routes/limits.js';
 import { ADMIN_API_VERSIONS, metaRoutes } from './routes/meta.js';
 import { serviceRoutes } from './routes/services.js';
+import { subscriptionRoutes } from './routes/subscriptions.js';
 
 export interface AdminDeps {
   registry: Registry;
@@ -86,6 +88,8 @@ export function createAdminApp(deps: AdminDeps): Koa {
   router.get('/openapi', (ctx) => sendJson(ctx, 200, openapi));
   deploymentRoutes(router, deps.registry);
   serviceRoutes(router, deps.registry, ingressUrl);
+  subscriptionRoutes(router, deps.registry);
+  limitRoutes(router, deps.registry);
   deps.extraRoutes?.(router);
 
   const app = new Koa();

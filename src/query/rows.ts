@@ -260,8 +260,20 @@ export function storeRowSource(deps: QuerySources): RowSource {
         }));
       case 'sys_deployment':
         return deps.registry.listDeployments().map(deploymentRow);
+      case 'sys_rules':
+        // Limit rules from the registry (PUT /limits/rules, reference-behavior.md §3.8).
+        return [...deps.registry.getExtras().rules]
+          .sort((a, b) => (a.pattern < b.pattern ? -1 : a.pattern > b.pattern ? 1 : 0))
+          .map((r) => ({
+            pattern: r.pattern,
+            concurrency: r.concurrency ?? null,
+            description: r.description ?? null,
+            disabled: r.disabled,
+            version: r.version,
+            last_modified: r.lastModified,
+          }));
       default:
-        // sys_journal_events, sys_promise, sys_rules, sys_locks and the vqueue tables: nothing
+        // sys_journal_events, sys_promise, sys_locks and the vqueue tables: nothing
         // we record yet fills them; they answer with their columns and no rows.
         return [];
     }

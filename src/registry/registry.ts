@@ -12,6 +12,7 @@ import { AdminEmptyError, AdminError, MetaCode } from '../errors.js';
 import { discover as realDiscover, type DiscoverOptions, type DiscoveryResult } from '../protocol/discovery.js';
 import type { Store } from '../store/types.js';
 import { newDeploymentId } from './deployment-id.js';
+import { emptyExtras, extrasFromDoc, type RegistryExtras } from './extras.js';
 import { servicesFromManifest } from './from-manifest.js';
 import type { Deployment, EffectiveHandler, ServiceMeta } from './types.js';
 import { normaliseUri, sameEndpoint } from './uri.js';
@@ -52,7 +53,8 @@ export interface ServicePatch {
 
 export type DiscoverFn = (uri: string, opts: DiscoverOptions) => Promise<DiscoveryResult>;
 
-interface RegistryDoc {
+/** Kafka clusters, subscriptions and rules (extras.ts) are optional: older documents lack them. */
+interface RegistryDoc extends Partial<RegistryExtras> {
   version: 1;
   deployments: Deployment[];
 }
@@ -64,6 +66,7 @@ interface Latest {
 
 export class Registry {
   private deployments: Deployment[] = [];
+  private extras: RegistryExtras = emptyExtras();
   private latest = new Map<string, Latest>();
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -78,6 +81,7 @@ export class Registry {
     if (doc !== undefined && doc !== null) {
       if (doc.version !== 1 || !Array.isArray(doc.deployments)) throw new Error('registry document has an unknown format');
       registry.deployments = doc.deployments;
+      registry.extras = extrasFromDoc(doc);
     }
     registry.reindex();
     return registry;
@@ -232,6 +236,24 @@ export class Registry {
     });
   }
 
+  // ---- Kafka clusters, subscriptions, limit rules (extras.ts) --------------------------------
+
+  /** The current extras; read-only for callers (changes go through `changeExtras`). */
+  getExtras(): Readonly<RegistryExtras> {
+    return this.extras;
+  }
+
+  /** Applies `change` to a copy of the extras, saves the document, then makes it visible. */
+  changeExtras<T>(change: (draft: RegistryExtras) => T): Promise<T> {
+    return this.exclusive(async () => {
+      const draft = structuredClone(this.extras);
+      const result = change(draft);
+      await this.store.saveRegistry({ version: 1, deployments: this.deployments, ...draft } satisfies RegistryDoc);
+      this.extras = draft;
+      return result;
+    });
+  }
+
   // ---- internals ---------------------------------------------------------------------------
 
   private nextRevision(name: string): number {
@@ -255,7 +277,7 @@ export class Registry {
   }
 
   private async commit(deployments: Deployment[]): Promise<void> {
-    const doc: RegistryDoc = { version: 1, deployments };
+    const doc: RegistryDoc = { version: 1, deployments, ...this.extras };
     await this.store.saveRegistry(doc);
     this.deployments = deployments;
     this.reindex();
