@@ -3,15 +3,13 @@
  * (reference-behavior.md §3.7, §3.8): the Koa app in-process with an in-memory registry store,
  * one real SDK endpoint (basic.mjs: Greeter, Counter…) for the subscription sinks.
  */
-import type { AddressInfo } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
-import got, { type Response } from 'got';
-import type { Config } from '../../src/config.js';
+import type { Response } from 'got';
 import { createAdminApp } from '../../src/admin/app.js';
 import { queryRoutes } from '../../src/admin/routes/query.js';
 import { Registry } from '../../src/registry/registry.js';
-import type { Store } from '../../src/store/types.js';
 import { startService, type StartedService } from '../support/sdk-service.js';
+import { memoryStore, serveAdmin, testConfig } from '../support/admin-fixture.js';
 
 let svc: StartedService;
 
@@ -22,46 +20,14 @@ test.after.always(async () => {
   await svc?.stop();
 });
 
-const config: Config = {
-  ingressPort: 8080,
-  adminPort: 9070,
-  host: '0.0.0.0',
-  redisUrl: undefined,
-  dataDir: './.redstate-test',
-  enableVqueues: false,
-  enableProtocolV7: true,
-  partitions: 24,
-  requestSizeLimit: 32 * 1024 * 1024,
-};
+const config = testConfig;
 
-function memoryStore() {
-  const box: { doc: unknown } = { doc: undefined };
-  const store = {
-    loadRegistry: async () => structuredClone(box.doc),
-    saveRegistry: async (doc: unknown) => void (box.doc = structuredClone(doc)),
-  } as unknown as Store;
-  return { store, box };
-}
 
 async function startAdmin(t: ExecutionContext, existing?: ReturnType<typeof memoryStore>) {
   const mem = existing ?? memoryStore();
   const registry = await Registry.load(mem.store);
   const app = createAdminApp({ registry, config, extraRoutes: queryRoutes({ store: mem.store, registry, config }), log: () => undefined });
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
-  const client = got.extend({
-    prefixUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    throwHttpErrors: false,
-    retry: { limit: 0 },
-    responseType: 'text',
-  });
-  const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    client(path, {
-      method: method as 'GET',
-      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    }) as Promise<Response<string>>;
+  const { call } = await serveAdmin(t, app);
   return { mem, registry, call };
 }
 

@@ -3,17 +3,15 @@
  * in-memory registry store, against real SDK endpoints (h2c and HTTP/1.1) in child processes.
  * Expected statuses, content types and bodies are those of reference-behavior.md §1.2, §3.1–§3.4.
  */
-import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import test, { type ExecutionContext } from 'ava';
 import got, { type Response } from 'got';
-import type { Config } from '../../src/config.js';
 import { createAdminApp } from '../../src/admin/app.js';
 import { AdminError } from '../../src/errors.js';
 import { Registry } from '../../src/registry/registry.js';
-import type { Store } from '../../src/store/types.js';
 import { startService, type StartedService } from '../support/sdk-service.js';
 import { freePort } from '../support/ports.js';
+import { memoryStore, serveAdmin, testConfig } from '../support/admin-fixture.js';
 
 let h2: StartedService;
 let h1: StartedService;
@@ -25,27 +23,8 @@ test.after.always(async () => {
   await Promise.all([h2?.stop(), h1?.stop()]);
 });
 
-const config: Config = {
-  ingressPort: 8080,
-  adminPort: 9070,
-  host: '0.0.0.0',
-  redisUrl: undefined,
-  dataDir: './.redstate-test',
-  enableVqueues: false,
-  enableProtocolV7: true,
-  partitions: 24,
-  requestSizeLimit: 32 * 1024 * 1024,
-};
+const config = testConfig;
 
-/** Just the two registry methods of the Store. */
-function memoryStore() {
-  const box: { doc: unknown } = { doc: undefined };
-  const store = {
-    loadRegistry: async () => structuredClone(box.doc),
-    saveRegistry: async (doc: unknown) => void (box.doc = structuredClone(doc)),
-  } as unknown as Store;
-  return { store, box };
-}
 
 type Admin = Awaited<ReturnType<typeof startAdmin>>;
 
@@ -54,17 +33,7 @@ async function startAdmin(t: ExecutionContext, extraRoutes?: (router: Router) =>
   const registry = await Registry.load(store);
   const logged: unknown[] = [];
   const app = createAdminApp({ registry, config, extraRoutes, log: (_m, err) => logged.push(err) });
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const client = got.extend({ prefixUrl: base, throwHttpErrors: false, retry: { limit: 0 }, followRedirect: false, responseType: 'text' });
-  const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    client(path, {
-      method: method as 'GET',
-      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    }) as Promise<Response<string>>;
+  const { base, call } = await serveAdmin(t, app);
   const register = (body: Record<string, unknown>) => call('POST', 'deployments', body);
   return { base, store, box, registry, call, register, logged };
 }

@@ -6,68 +6,11 @@
  * and on the server's state afterwards.
  */
 import anyTest, { type TestFn } from 'ava';
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { projectRoot, startService, type StartedService } from '../support/sdk-service.js';
-import { startStack, type Stack } from '../support/stack.js';
+import { cliWorld, restate, type CliWorld } from '../support/cli.js';
 
-interface World {
-  stack: Stack;
-  objects: StartedService;
-  deployment: string;
-  configHome: string;
-}
+const test = anyTest as TestFn<CliWorld>;
+cliWorld(test);
 
-const test = anyTest as TestFn<World>;
-
-const CLI = path.join(projectRoot(), 'node_modules', '.bin', 'restate');
-
-interface Run {
-  code: number;
-  /** stdout and stderr, without colours. */
-  out: string;
-}
-
-function restate(w: World, ...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      CLI,
-      args,
-      {
-        env: {
-          ...process.env,
-          RESTATE_ADMIN_URL: w.stack.server.admin,
-          RESTATE_INGRESS_URL: w.stack.server.ingress,
-          RESTATE_CLI_CONFIG_HOME: w.configHome,
-          NO_COLOR: '1',
-          COLUMNS: '200',
-        },
-        timeout: 30_000,
-      },
-      (err, stdout, stderr) => {
-        // eslint-disable-next-line no-control-regex
-        const out = `${stdout}\n${stderr}`.replace(/\u001b\[[0-9;]*m/g, '');
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, out });
-      },
-    );
-  });
-}
-
-test.before(async (t) => {
-  const stack = await startStack('embedded');
-  const objects = await startService('objects.mjs');
-  const res = await stack.admin.post('deployments', { json: { uri: objects.url } });
-  if (res.statusCode !== 201) throw new Error(`registration failed: ${res.statusCode} ${res.body}`);
-  const configHome = await mkdtemp(path.join(tmpdir(), 'restate-cli-'));
-  t.context = { stack, objects, deployment: (JSON.parse(res.body) as { id: string }).id, configHome };
-});
-
-test.after.always(async (t) => {
-  await Promise.all([t.context.stack.stop(), t.context.objects.stop()]);
-  await rm(t.context.configHome, { recursive: true, force: true });
-});
 
 test.serial('kafka-clusters list and subscriptions list', async (t) => {
   const w = t.context;
@@ -123,13 +66,13 @@ test.serial('vqueues list', async (t) => {
 test.serial('deployments remove', async (t) => {
   const w = t.context;
   // The CLI itself refuses an Active deployment (latest revision of its services) without --force.
-  const refused = await restate(w, 'deployments', 'remove', w.deployment, '--yes');
+  const refused = await restate(w, 'deployments', 'remove', w.objectsDeployment, '--yes');
   t.not(refused.code, 0, refused.out);
   t.true(refused.out.includes('Deployment is still Active.'), refused.out);
-  t.is((await w.stack.admin.get(`deployments/${w.deployment}`)).statusCode, 200);
+  t.is((await w.stack.admin.get(`deployments/${w.objectsDeployment}`)).statusCode, 200);
 
-  const removed = await restate(w, 'deployments', 'remove', w.deployment, '--force', '--yes');
+  const removed = await restate(w, 'deployments', 'remove', w.objectsDeployment, '--force', '--yes');
   t.is(removed.code, 0, removed.out);
-  const res = await w.stack.admin.get(`deployments/${w.deployment}`);
+  const res = await w.stack.admin.get(`deployments/${w.objectsDeployment}`);
   t.is(res.statusCode, 404);
 });

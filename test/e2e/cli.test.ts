@@ -6,77 +6,19 @@
  * what the CLI prints.
  */
 import anyTest, { type TestFn } from 'ava';
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { projectRoot, startService, type StartedService } from '../support/sdk-service.js';
-import { startStack, type Stack } from '../support/stack.js';
+import { cliWorld, restate, type CliWorld } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 
-interface World {
-  stack: Stack;
-  objects: StartedService;
-  /** The second deployment's id. */
-  objectsDeployment: string;
-  configHome: string;
-}
+const test = anyTest as TestFn<CliWorld>;
+cliWorld(test);
 
-const test = anyTest as TestFn<World>;
 
-const CLI = path.join(projectRoot(), 'node_modules', '.bin', 'restate');
-
-interface Run {
-  code: number;
-  /** stdout and stderr, without colours. */
-  out: string;
-}
-
-function restate(w: World, ...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      CLI,
-      args,
-      {
-        env: {
-          ...process.env,
-          RESTATE_ADMIN_URL: w.stack.server.admin,
-          RESTATE_INGRESS_URL: w.stack.server.ingress,
-          RESTATE_CLI_CONFIG_HOME: w.configHome,
-          NO_COLOR: '1',
-          COLUMNS: '200',
-        },
-        timeout: 30_000,
-      },
-      (err, stdout, stderr) => {
-        // eslint-disable-next-line no-control-regex
-        const out = `${stdout}\n${stderr}`.replace(/\u001b\[[0-9;]*m/g, '');
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, out });
-      },
-    );
-  });
-}
-
-test.before(async (t) => {
-  const stack = await startStack('embedded');
-  const objects = await startService('objects.mjs');
-  const res = await stack.admin.post('deployments', { json: { uri: objects.url } });
-  if (res.statusCode !== 201) throw new Error(`registration failed: ${res.statusCode} ${res.body}`);
-  const configHome = await mkdtemp(path.join(tmpdir(), 'restate-cli-'));
-  t.context = { stack, objects, objectsDeployment: (JSON.parse(res.body) as { id: string }).id, configHome };
-});
-
-test.after.always(async (t) => {
-  await Promise.all([t.context.stack.stop(), t.context.objects.stop()]);
-  await rm(t.context.configHome, { recursive: true, force: true });
-});
-
-async function send(w: World, target: string, body: unknown): Promise<string> {
+async function send(w: CliWorld, target: string, body: unknown): Promise<string> {
   const res = await w.stack.ingress.post(`restate/send/${target}`, { json: body });
   return (JSON.parse(res.body) as { invocationId: string }).invocationId;
 }
 
-async function status(w: World, id: string): Promise<string | undefined> {
+async function status(w: CliWorld, id: string): Promise<string | undefined> {
   const res = await w.stack.admin.post('query', { json: { query: `SELECT status FROM sys_invocation WHERE id = '${id}'` }, headers: { accept: 'application/json' } });
   return (JSON.parse(res.body) as { rows: Array<{ status: string }> }).rows[0]?.status;
 }
