@@ -13,6 +13,7 @@ import { parseInvocationId, partitionKeyOf } from '../protocol/ids.js';
 import type { Registry } from '../registry/registry.js';
 import type { Deployment } from '../registry/types.js';
 import { OBJECT_RECORD } from '../runtime/object-locks.js';
+import { PROMISE_RECORD, type PromiseRecord } from '../runtime/promises.js';
 import { partitionOf } from '../runtime/partitioning.js';
 import type { JournalEntry, Store } from '../store/types.js';
 import type { RowSource } from './engine.js';
@@ -272,10 +273,66 @@ export function storeRowSource(deps: QuerySources): RowSource {
             version: r.version,
             last_modified: r.lastModified,
           }));
+      case 'sys_journal_events':
+        return (await reader.invocations(pinnedValues(scan, 'id'))).flatMap(journalEventRows);
+      case 'sys_promise':
+        return promiseRows(deps);
       default:
-        // sys_journal_events, sys_promise, sys_locks and the vqueue tables: nothing
-        // we record yet fills them; they answer with their columns and no rows.
+        // sys_locks and the vqueue tables: nothing we record fills them; they answer with
+        // their columns and no rows.
         return [];
     }
   };
+}
+
+/**
+ * sys_journal_events (reference-behavior.md §3.6): we keep an invocation's last attempt
+ * failure, not every one, so this is at most one `TransientError` row (the reference also
+ * skips identical consecutive errors), plus `Paused` while the invocation is paused.
+ */
+function journalEventRows(inv: LoadedInvocation): Array<Record<string, unknown>> {
+  const f = inv.context.lastFailure;
+  if (!f) return [];
+  const base = { partition_key: inv.partitionKey, id: inv.id, after_journal_entry_index: f.relatedCommandIndex ?? null, appended_at: f.at };
+  const rows: Array<Record<string, unknown>> = [
+    {
+      ...base,
+      event_type: 'TransientError',
+      event_json: JSON.stringify({
+        ty: 'TransientError',
+        error_code: f.code,
+        error_message: f.message,
+        ...(f.stacktrace ? { error_stacktrace: f.stacktrace } : {}),
+        ...(f.relatedCommandIndex !== undefined ? { related_command_index: f.relatedCommandIndex } : {}),
+        ...(f.relatedCommandName ? { related_command_name: f.relatedCommandName } : {}),
+        restate_doc_error_code: f.errorCode ?? 'RT0007',
+      }),
+    },
+  ];
+  if (inv.value === 'paused') rows.push({ ...base, event_type: 'Paused', event_json: JSON.stringify({ ty: 'Paused' }) });
+  return rows;
+}
+
+/** sys_promise: the durable promises of workflows (runtime/promises.ts records). */
+async function promiseRows(deps: QuerySources): Promise<Array<Record<string, unknown>>> {
+  const rows: Array<Record<string, unknown>> = [];
+  for (let p = 0; p < deps.config.partitions; p++) {
+    for (const key of await deps.store.listRecords(p, PROMISE_RECORD)) {
+      const rec = (await deps.store.getRecord(p, PROMISE_RECORD, key)) as PromiseRecord | undefined;
+      const [service, workflowKey, name] = JSON.parse(key) as [string, string, string];
+      const value = rec?.result && 'value' in rec.result ? Buffer.from(rec.result.value, 'base64') : undefined;
+      rows.push({
+        partition_key: partitionKeyOf(workflowKey),
+        scope: null,
+        service_name: service,
+        service_key: workflowKey,
+        key: name,
+        completed: rec?.result !== undefined,
+        completion_success_value: value ?? null,
+        completion_success_value_utf8: value ? value.toString('utf8') : null,
+        completion_failure: rec?.result && 'failure' in rec.result ? `[${rec.result.failure.code}] ${rec.result.failure.message}` : null,
+      });
+    }
+  }
+  return rows;
 }

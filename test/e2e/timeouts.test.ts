@@ -64,6 +64,13 @@ test('a journal mismatch fails the attempt; retries run out and the invocation p
     t.is(r['status'], 'paused', server.output().slice(-2000));
     t.regex(String(r['last_failure']), /570/);
     t.is((await client(server.ingress).get(`restate/output/${invocationId}`)).statusCode, 470);
+    const events = await admin.post('query', {
+      headers: { accept: 'application/json' },
+      json: { query: `SELECT event_type, event_json FROM sys_journal_events WHERE id = '${invocationId}' ORDER BY event_type` },
+    });
+    const rows = (JSON.parse(events.body) as { rows: Array<{ event_type: string; event_json: string }> }).rows;
+    t.deepEqual(rows.map((e) => e.event_type), ['Paused', 'TransientError']);
+    t.like(JSON.parse(rows[1]!.event_json), { ty: 'TransientError', error_code: 570 });
   } finally {
     await server.stop();
     await service.stop();
