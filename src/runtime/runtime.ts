@@ -20,7 +20,7 @@ import type { JournalEntry, OutboxMessage, Store, Timer } from '../store/types.j
 import type { Completion, InvocationInput, RetryPolicy, Target } from '../../machines/invocation.js';
 import type { EffectiveHandler } from '../registry/types.js';
 import { ObjectLocks } from './object-locks.js';
-import { idempotentInvocationId, workflowRunId } from './identity.js';
+import { identityOf, isExclusive, retentionOf } from './identity.js';
 import { PromiseQueues } from './promises.js';
 import { SingleFlight } from './single-flight.js';
 import { grantToStateMutation, isStateMutationId } from './state-mutations.js';
@@ -421,28 +421,6 @@ export class Runtime implements RuntimeServices {
     }
     return renewed;
   }
-}
-
-/** The deterministic id of an invocation that must exist only once (identity.ts), if it is one. */
-function identityOf(req: InvokeRequest, handler: EffectiveHandler | undefined): string | undefined {
-  const { service, handler: name, key } = req.target;
-  if (handler?.service.ty === 'Workflow' && handler.handler.ty === 'Workflow' && key !== undefined) return workflowRunId(service, key);
-  if (req.idempotencyKey === undefined) return undefined;
-  return idempotentInvocationId(service, key, name, req.idempotencyKey);
-}
-
-/** How long the completed invocation stays: idempotency, workflow or journal retention (§2.5). */
-function retentionOf(req: InvokeRequest, handler: EffectiveHandler): number {
-  if (handler.service.ty === 'Workflow' && handler.handler.ty === 'Workflow') return handler.workflowCompletionRetention;
-  // The key deduplicates for its retention; then it is free again, and so is the id it names.
-  if (req.idempotencyKey !== undefined) return handler.idempotencyRetention;
-  return handler.journalRetention;
-}
-
-/** Exclusive handlers run one at a time per key: a virtual object's non-shared handlers, a workflow's `run`. */
-export function isExclusive(handler: EffectiveHandler): boolean {
-  if (handler.service.ty === 'VirtualObject') return handler.handler.ty !== 'Shared';
-  return handler.service.ty === 'Workflow' && handler.handler.ty === 'Workflow';
 }
 
 function completedOf(id: string, context: PersistedInvocation['context']): CompletedInvocation | undefined {
