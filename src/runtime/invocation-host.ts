@@ -22,6 +22,7 @@ import { timerKey } from './timer-keys.js';
 import type { OutboxBody } from './outbox.js';
 import type { RuntimeServices } from './services.js';
 import { Attempt } from './attempt.js';
+import { SerialQueue } from './serial-queue.js';
 
 export type InvocationSnapshot = SnapshotFrom<typeof invocationMachine>;
 
@@ -42,7 +43,7 @@ type Action = { type: string; params?: unknown };
 export class InvocationHost {
   attempt: Attempt | undefined;
   private attemptSeq = 0;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly queue = new SerialQueue();
   private broken = false;
   /** The snapshot moved on in memory only (see `applyStoredElsewhere`); the next commit stores it. */
   private snapshotUnstored = false;
@@ -87,9 +88,7 @@ export class InvocationHost {
 
   /** Runs `job` after every earlier job of this invocation. */
   run<T>(job: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(job);
-    this.queue = next.catch(() => undefined);
-    return next;
+    return this.queue.run(job);
   }
 
   /** Applies events and appends entries in one commit, then performs the effects. Call inside `run`. */

@@ -10,6 +10,7 @@
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { objectKeyMachine, type ObjectKeyContext, type ObjectKeyEvent } from '../../machines/object-key.js';
 import type { RecordWrite, Store } from '../store/types.js';
+import { SerialQueue } from './serial-queue.js';
 import { SingleFlight } from './single-flight.js';
 
 type ObjectKeySnapshot = SnapshotFrom<typeof objectKeyMachine>;
@@ -32,7 +33,7 @@ export interface LockChange {
 }
 
 export class ObjectKeyActor {
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly queue = new SerialQueue();
 
   constructor(
     readonly service: string,
@@ -46,9 +47,7 @@ export class ObjectKeyActor {
 
   /** Runs `job` after every earlier job of this key. */
   run<T>(job: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(job);
-    this.queue = next.catch(() => undefined);
-    return next;
+    return this.queue.run(job);
   }
 
   /**

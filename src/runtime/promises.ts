@@ -18,6 +18,7 @@ import {
 } from '../protocol/messages.js';
 import type { JournalEntry, OutboxMessage, RecordWrite, Store } from '../store/types.js';
 import type { OutboxBody } from './outbox.js';
+import { KeyedSerialQueue } from './serial-queue.js';
 
 export const PROMISE_RECORD = 'promise';
 
@@ -35,17 +36,10 @@ export const PROMISE_COMMANDS: ReadonlySet<number> = new Set([
 
 /** Serial queues per workflow id, for chunks that read and write its promises. */
 export class PromiseQueues {
-  private readonly tails = new Map<string, Promise<unknown>>();
+  private readonly queues = new KeyedSerialQueue();
 
   run<T>(service: string, key: string, job: () => Promise<T>): Promise<T> {
-    const id = JSON.stringify([service, key]);
-    const next = (this.tails.get(id) ?? Promise.resolve()).then(job);
-    const tail = next.catch(() => undefined);
-    this.tails.set(id, tail);
-    void tail.then(() => {
-      if (this.tails.get(id) === tail) this.tails.delete(id);
-    });
-    return next;
+    return this.queues.run(JSON.stringify([service, key]), job);
   }
 }
 

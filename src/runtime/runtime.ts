@@ -23,6 +23,7 @@ import { ObjectLocks } from './object-locks.js';
 import { identityOf, isExclusive, retentionOf } from './identity.js';
 import { PromiseQueues } from './promises.js';
 import { SingleFlight } from './single-flight.js';
+import { KeyedSerialQueue } from './serial-queue.js';
 import { grantToStateMutation, isStateMutationId } from './state-mutations.js';
 import { InvocationHost, type PersistedInvocation } from './invocation-host.js';
 import { partitionOf } from './partitioning.js';
@@ -79,7 +80,8 @@ export class Runtime implements RuntimeServices {
   readonly promises = new PromiseQueues();
   private readonly hosts = new Map<string, InvocationHost>();
   private readonly loading = new SingleFlight<InvocationHost | undefined>();
-  private readonly creating = new Map<string, Promise<unknown>>();
+  /** Creations of one id run one after the other, so "exists?" and "create" cannot interleave. */
+  private readonly creating = new KeyedSerialQueue();
   private readonly waiters = new Map<string, Array<(c: CompletedInvocation) => void>>();
 
   constructor(
@@ -113,22 +115,10 @@ export class Runtime implements RuntimeServices {
       dedupe ??
       invocationIdToString(newInvocationId(req.target.key !== undefined ? partitionKeyOf(req.target.key) : randomPartitionKey()));
     if (!dedupe) return this.create(id, req, handler);
-    return this.once(id, async () => {
+    return this.creating.run(id, async () => {
       if (this.hosts.has(id) || (await this.store.loadInvocation(this.partitionOfId(id), id))) return { invocationId: id, previous: true };
       return this.create(id, req, handler);
     });
-  }
-
-  /** Runs creations of the same id one after the other, so "exists?" and "create" cannot interleave. */
-  private once<T>(id: string, job: () => Promise<T>): Promise<T> {
-    const prev = this.creating.get(id) ?? Promise.resolve();
-    const next = prev.then(job, job);
-    const tail = next.catch(() => undefined);
-    this.creating.set(id, tail);
-    void tail.then(() => {
-      if (this.creating.get(id) === tail) this.creating.delete(id);
-    });
-    return next;
   }
 
   private async create(id: string, req: InvokeRequest, handler: EffectiveHandler | undefined): Promise<InvokeResult> {
