@@ -6,15 +6,11 @@
 //
 // Served by serve.mjs (READY/COUNTS ports on stdout; HTTP1=1 for request/response).
 import * as restate from '@restatedev/restate-sdk';
-import { serve } from './serve.mjs';
+import { counters, serve } from './serve.mjs';
 
 const { RestatePromise, TerminalError, rpc, serde } = restate;
 
-const counts = {};
-const bump = (key) => {
-  counts[key] = (counts[key] ?? 0) + 1;
-  return counts[key];
-};
+const { counts, bump } = counters();
 const publish = (tag, name, value) => bump(`${tag}:${name}=${value}`);
 const failureOf = (e) => ({ terminal: e instanceof TerminalError, code: e.code, message: e.message });
 

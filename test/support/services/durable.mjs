@@ -4,13 +4,9 @@
 //
 // Served by serve.mjs (READY/COUNTS ports on stdout; HTTP1=1 for request/response).
 import * as restate from '@restatedev/restate-sdk';
-import { serve } from './serve.mjs';
+import { counters, serve } from './serve.mjs';
 
-const counts = {};
-const bump = (key) => {
-  counts[key] = (counts[key] ?? 0) + 1;
-  return counts[key];
-};
+const { counts, bump } = counters();
 
 const durable = restate.service({
   name: 'Durable',

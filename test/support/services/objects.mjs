@@ -5,11 +5,10 @@
 //
 // Served by serve.mjs (READY/COUNTS ports on stdout; HTTP1=1 for request/response).
 import * as restate from '@restatedev/restate-sdk';
-import { serve } from './serve.mjs';
+import { counters, serve } from './serve.mjs';
 
-const counts = {};
+const { counts, bump } = counters();
 const holders = {};
-const bump = (key) => (counts[key] = (counts[key] ?? 0) + 1);
 
 const counter = restate.object({
   name: 'Counter',

@@ -31,3 +31,9 @@ export function serve(endpoint, { counts, handler } = {}) {
     ready,
   );
 }
+
+/** Counters a test reads on the COUNTS port; `bump(key)` adds one and returns the new count. */
+export function counters() {
+  const counts = {};
+  return { counts, bump: (key) => (counts[key] = (counts[key] ?? 0) + 1) };
+}

@@ -1,10 +1,9 @@
 // Handlers that misbehave on their first attempt, for the server's inactivity and abort
 // timeouts (service-protocol.md §11) and for an endpoint that dies mid-attempt.
 import * as restate from '@restatedev/restate-sdk';
-import { serve } from './serve.mjs';
+import { counters, serve } from './serve.mjs';
 
-const counts = {};
-const bump = (key) => (counts[key] = (counts[key] ?? 0) + 1);
+const { counts, bump } = counters();
 
 const flaky = restate.service({
   name: 'Flaky',

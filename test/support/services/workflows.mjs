@@ -1,10 +1,9 @@
 // A workflow whose run waits on a durable promise that its shared handlers resolve, reject
 // or peek (service-protocol.md §9.7).
 import * as restate from '@restatedev/restate-sdk';
-import { serve } from './serve.mjs';
+import { counters, serve } from './serve.mjs';
 
-const counts = {};
-const bump = (key) => (counts[key] = (counts[key] ?? 0) + 1);
+const { counts, bump } = counters();
 
 const signup = restate.workflow({
   name: 'Signup',
