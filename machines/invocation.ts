@@ -11,6 +11,7 @@
  * scheduled, running, suspended, backingOff (`backing-off`), paused, completed.
  */
 import { assign, setup } from 'xstate';
+import { Stepper } from './stepper.js';
 
 export interface RetryPolicy {
   /** Delay before the first retry (ms). */
@@ -294,6 +295,15 @@ export const invocationMachine = setup({
       ],
     },
   },
+});
+
+/** How the runtime steps this machine (./stepper.ts). */
+export const invocationSteps = new Stepper(invocationMachine, {
+  id: 'sample',
+  target: { service: 'sample', handler: 'sample', serviceTy: 'Service' },
+  invokedBy: 'ingress',
+  retryPolicy: { initialInterval: 0, exponentiationFactor: 1, maxAttempts: null, maxInterval: 0, onMaxAttempts: 'Pause' },
+  now: 0,
 });
 
 /** Restate's status name for a state of this machine (sys_invocation.status). */

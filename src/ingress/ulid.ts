@@ -3,7 +3,7 @@
  * form of the idempotency key Restate gives every ingress call or send without one
  * (reference-behavior.md §1.3, §2.5).
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from '../random.js';
 
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 

@@ -6,7 +6,8 @@
  * reason strings, which the ingress and admin APIs show to clients, e.g.
  * `bad invocation id 'inv_123': bad length` (reference-behavior.md §1.3, §3.3).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { randomBytes } from '../random.js';
 
 export type IdErrorReason = 'bad format' | 'bad length' | 'unrecognized codec version' | 'base62 decode error';
 

@@ -7,9 +7,10 @@
  * "The invariant"). If a commit fails the in-memory actor is thrown away and rebuilt from the
  * store, which still holds the last committed state.
  */
-import { initialTransition, transition, type SnapshotFrom } from 'xstate';
+import type { SnapshotFrom } from 'xstate';
 import {
   invocationMachine,
+  invocationSteps,
   type Completion,
   type InvocationContext,
   type InvocationEvent,
@@ -68,7 +69,7 @@ export class InvocationHost {
 
   /** Creates, commits and starts a new invocation with its Input entry. */
   static async create(services: RuntimeServices, partition: number, input: InvocationInput, inputEntry: JournalEntry | JournalEntry[], extra: Step['write'] = {}): Promise<InvocationHost> {
-    const [snapshot, actions] = initialTransition(invocationMachine, input);
+    const [snapshot, actions] = invocationSteps.initial(input);
     const host = new InvocationHost(services, input.id, partition, snapshot, new JournalView());
     await host.run(() => host.commitResolved(snapshot, actions as Action[], { entries: Array.isArray(inputEntry) ? inputEntry : [inputEntry], write: extra }, true));
     return host;
@@ -96,7 +97,7 @@ export class InvocationHost {
     let snapshot = this.snapshot;
     const actions: Action[] = [];
     for (const event of step.events ?? []) {
-      const [next, acts] = transition(invocationMachine, snapshot, event);
+      const [next, acts] = invocationSteps.next(snapshot, event);
       snapshot = next;
       actions.push(...(acts as Action[]));
     }
@@ -111,7 +112,7 @@ export class InvocationHost {
     // notifications; a failed commit discards this whole actor anyway.
     for (const e of entries) this.journal.push(e);
     if (snapshot.value === 'suspended' && snapshot.context.awaiting && isSatisfied(snapshot.context.awaiting, this.journal)) {
-      const [woken, acts] = transition(invocationMachine, snapshot, { type: 'wake', now: this.services.now() });
+      const [woken, acts] = invocationSteps.next(snapshot, { type: 'wake', now: this.services.now() });
       snapshot = woken;
       actions.push(...(acts as Action[]));
       snapshotChanged = true;
@@ -187,7 +188,7 @@ export class InvocationHost {
    * Call inside `run`.
    */
   applyStoredElsewhere(event: InvocationEvent): void {
-    const [next, actions] = transition(invocationMachine, this.snapshot, event);
+    const [next, actions] = invocationSteps.next(this.snapshot, event);
     this.snapshot = next;
     this.snapshotUnstored = true;
     for (const a of actions as Action[]) if (a.type === 'startAttempt') this.startAttempt();

@@ -7,8 +7,8 @@
  * can never disagree in the store. Invocation jobs may wait for a key's queue; key jobs never
  * wait for an invocation's queue, so the two cannot deadlock.
  */
-import { initialTransition, transition, type SnapshotFrom } from 'xstate';
-import { objectKeyMachine, type ObjectKeyContext, type ObjectKeyEvent } from '../../machines/object-key.js';
+import type { SnapshotFrom } from 'xstate';
+import { objectKeyMachine, objectKeySteps, type ObjectKeyContext, type ObjectKeyEvent } from '../../machines/object-key.js';
 import type { RecordWrite, Store } from '../store/types.js';
 import { SerialQueue } from './serial-queue.js';
 import { SingleFlight } from './single-flight.js';
@@ -55,7 +55,7 @@ export class ObjectKeyActor {
    * The in-memory state moves only once that commit succeeded. Call inside `run`.
    */
   async change(event: ObjectKeyEvent, commit: (change: LockChange) => Promise<void>): Promise<LockChange> {
-    const [next, actions] = transition(objectKeyMachine, this.snapshot, event);
+    const [next, actions] = objectKeySteps.next(this.snapshot, event);
     const granted = actions.filter((a) => a.type === 'grant').map((a) => (a.params as { invocationId: string }).invocationId);
     const persisted: PersistedObjectKey = { value: String(next.value), context: next.context };
     const change: LockChange = {
@@ -82,7 +82,7 @@ export class ObjectLocks {
       const persisted = (await this.store.getRecord(partition, OBJECT_RECORD, id)) as PersistedObjectKey | undefined;
       const snapshot = persisted
         ? objectKeyMachine.resolveState({ value: persisted.value, context: persisted.context })
-        : initialTransition(objectKeyMachine, { service, key })[0];
+        : objectKeySteps.initial({ service, key })[0];
       const actor = new ObjectKeyActor(service, key, snapshot);
       this.actors.set(id, actor);
       return actor;
