@@ -26,7 +26,7 @@ import {
 import { invocationIdToBytes, parseInvocationId } from '../protocol/ids.js';
 import type { InvocationStream } from '../protocol/transport.js';
 import type { Deployment, EffectiveHandler } from '../registry/types.js';
-import type { Completion, InvocationEvent } from '../../machines/invocation.js';
+import type { Completion, InvocationContext, InvocationEvent } from '../../machines/invocation.js';
 import type { JournalEntry, OutboxMessage, StateOp, Timer } from '../store/types.js';
 import { CommandRejected, commandOutcome, type CommandScope } from './commands.js';
 import { PROMISE_COMMANDS, PromiseChanges } from './promises.js';
@@ -40,6 +40,7 @@ export class Attempt {
   private readonly acks = new Set<number>();
   private finished = false;
   private version = 6;
+  private requestResponse = false;
   private handler: EffectiveHandler | undefined;
   private pinPending: string | undefined;
   private inactivityTimer: NodeJS.Timeout | undefined;
@@ -53,8 +54,22 @@ export class Attempt {
     readonly seq: number,
   ) {}
 
+  /**
+   * Opens the stream to the deployment without sending anything on it, so that the connection
+   * setup on both sides overlaps the commit that starts this attempt. Nothing of the
+   * invocation is sent before `start`, and `start` is only called once that commit is stored.
+   * `context` is the one that commit stores.
+   */
+  connect(context: InvocationContext): void {
+    try {
+      this.openStream(context);
+    } catch {
+      // `start` tries again and reports the failure as the attempt's.
+    }
+  }
+
   start(): void {
-    this.open().catch((err: unknown) => {
+    this.begin().catch((err: unknown) => {
       this.finished = true;
       this.host.attemptBroken(this, err instanceof Error ? err.message : String(err));
     });
@@ -94,8 +109,9 @@ export class Attempt {
     this.stream?.abort(reason);
   }
 
-  private async open(): Promise<void> {
-    const { services, context } = this.host;
+  private openStream(context: InvocationContext): void {
+    if (this.stream) return;
+    const { services } = this.host;
     const { target } = context;
     const handler = services.registry.resolveHandler(target.service, target.handler);
     if (!handler) throw new Error(`service '${target.service}' handler '${target.handler}' is not registered`);
@@ -103,14 +119,45 @@ export class Attempt {
     if (context.deploymentId && context.deploymentId !== deployment.id) {
       deployment = services.registry.getDeployment(context.deploymentId) ?? deployment;
     }
-    if (!context.deploymentId) this.pinPending = deployment.id;
-    this.handler = handler;
-    this.version = Math.min(deployment.maxProtocolVersion, services.config.enableProtocolV7 ? 7 : 6);
-    if (this.version < deployment.minProtocolVersion) {
+    const version = Math.min(deployment.maxProtocolVersion, services.config.enableProtocolV7 ? 7 : 6);
+    if (version < deployment.minProtocolVersion) {
       throw new Error(`deployment ${deployment.id} supports protocol v${deployment.minProtocolVersion}..v${deployment.maxProtocolVersion}, not v5..v7`);
     }
-    const keyed = target.key !== undefined;
-    const eager = keyed && !handler.enableLazyState;
+    this.pinPending = context.deploymentId ? undefined : deployment.id;
+    this.handler = handler;
+    this.version = version;
+    this.requestResponse = deployment.protocolType === 'RequestResponse' || handler.inactivityTimeout === 0;
+    const contentType = `application/vnd.restate.invocation.v${version}`;
+    this.stream = services.transport.open(
+      {
+        uri: deployment.uri,
+        path: `invoke/${encodeURIComponent(target.service)}/${encodeURIComponent(target.handler)}`,
+        http11: deployment.httpVersion === 'HTTP/1.1',
+        headers: {
+          'content-type': contentType,
+          accept: contentType,
+          'x-restate-invocation-id': this.host.id,
+          ...(target.key !== undefined ? { 'x-restate-service-key': encodeURIComponent(target.key) } : {}),
+          ...deployment.additionalHeaders,
+        },
+      },
+      {
+        onResponse: (status, headers) => {
+          if (status !== 200) this.broken(`unexpected status ${status} from the deployment`, status === 415 ? 415 : 500);
+          else if (headers['content-type'] !== contentType) this.broken(`unexpected content-type '${String(headers['content-type'])}' from the deployment`);
+        },
+        onData: (chunk) => this.onData(chunk),
+        onEnd: () => this.streamEnded('the deployment ended the stream without End, Suspension or Error'),
+        onError: (err) => this.streamEnded(err.message),
+      },
+    );
+  }
+
+  private async begin(): Promise<void> {
+    this.openStream(this.host.context);
+    const { services } = this.host;
+    const { target } = this.host.context;
+    const eager = target.key !== undefined && !this.handler!.enableLazyState;
     const state = eager ? await services.store.readState(this.host.partition, target.service, target.key!) : new Map<string, Uint8Array>();
     if (this.finished || this.host.attempt !== this) return;
 
@@ -128,35 +175,9 @@ export class Attempt {
     });
     const replay = [encodeFrame(MessageType.Start, start), ...entries.map((e) => encodeFrame(e.type, e.payload))];
     this.sentUpTo = entries.length;
-
-    const contentType = `application/vnd.restate.invocation.v${this.version}`;
-    const requestResponse = deployment.protocolType === 'RequestResponse' || handler.inactivityTimeout === 0;
-    this.stream = services.transport.open(
-      {
-        uri: deployment.uri,
-        path: `invoke/${encodeURIComponent(target.service)}/${encodeURIComponent(target.handler)}`,
-        http11: deployment.httpVersion === 'HTTP/1.1',
-        headers: {
-          'content-type': contentType,
-          accept: contentType,
-          'x-restate-invocation-id': this.host.id,
-          ...(keyed ? { 'x-restate-service-key': encodeURIComponent(target.key!) } : {}),
-          ...deployment.additionalHeaders,
-        },
-      },
-      {
-        onResponse: (status, headers) => {
-          if (status !== 200) this.broken(`unexpected status ${status} from the deployment`, status === 415 ? 415 : 500);
-          else if (headers['content-type'] !== contentType) this.broken(`unexpected content-type '${String(headers['content-type'])}' from the deployment`);
-        },
-        onData: (chunk) => this.onData(chunk),
-        onEnd: () => this.streamEnded('the deployment ended the stream without End, Suspension or Error'),
-        onError: (err) => this.streamEnded(err.message),
-      },
-    );
-    this.stream.write(Buffer.concat(replay));
+    this.stream!.write(Buffer.concat(replay));
     // Request/response endpoints only answer once the request body is complete (§15).
-    if (requestResponse) this.stream.endRequest();
+    if (this.requestResponse) this.stream!.endRequest();
     else this.touch();
   }
 

@@ -137,6 +137,9 @@ export class InvocationHost {
       timersAdd,
       outboxAdd,
     };
+    // The next attempt's stream opens while the commit that starts it is stored (Attempt.connect).
+    const nextAttempt = actions.some((a) => a.type === 'startAttempt') ? new Attempt(this, ++this.attemptSeq) : undefined;
+    nextAttempt?.connect(snapshot.context);
     const { target, exclusive } = snapshot.context;
     const releases = exclusive === true && target.key !== undefined && actions.some((a) => a.type === 'releaseLock');
     let granted: string[] = [];
@@ -156,6 +159,7 @@ export class InvocationHost {
     } catch (err) {
       this.broken = true;
       this.attempt?.abort('store commit failed');
+      nextAttempt?.abort('store commit failed');
       this.services.lost(this, err);
       throw err;
     }
@@ -169,7 +173,7 @@ export class InvocationHost {
     this.services.deliver(this.partition, outboxAdd);
     this.attempt?.flush();
     for (const a of actions) {
-      if (a.type === 'startAttempt') this.startAttempt();
+      if (a.type === 'startAttempt') this.startAttempt(nextAttempt);
       else if (a.type === 'requestLock') this.services.requestLock(this);
       else if (a.type === 'respond') this.services.completed(this);
     }
@@ -203,9 +207,9 @@ export class InvocationHost {
     }
   }
 
-  private startAttempt(): void {
+  private startAttempt(prepared?: Attempt): void {
     this.attempt?.abort('superseded by a new attempt');
-    const attempt = new Attempt(this, ++this.attemptSeq);
+    const attempt = prepared ?? new Attempt(this, ++this.attemptSeq);
     this.attempt = attempt;
     attempt.start();
   }

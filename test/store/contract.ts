@@ -312,6 +312,22 @@ export function storeContract(name: string, open: () => Promise<StoreFixture>): 
     t.deepEqual((await store.readJournal(9, 'seq')).map((e) => e.type), Array.from({ length: 20 }, (_, n) => n));
   });
 
+  it('lone commits and groups of commits interleave across turns, each durable and in order', async (t, store) => {
+    const commits: Array<Promise<void>> = [];
+    for (let n = 0; n < 60; n++) {
+      // 1, 2 or 3 commits per turn, the next turn starting while earlier ones may be in flight.
+      for (let k = 0; k < (n % 3) + 1; k++) {
+        commits.push(store.commit({ partition: 1, invocations: [{ id: `i-${n}-${k}`, snapshot: n, active: true }] }));
+      }
+      commits.push(store.commit({ partition: 2, journal: [{ id: 'log', at: n, entries: [entry(n)] }] }));
+      if (n % 4 === 0) await commits.at(-1);
+      else await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all(commits);
+    t.is((await store.activeInvocations(1)).length, 120);
+    t.deepEqual((await store.readJournal(2, 'log')).map((e) => e.type), Array.from({ length: 60 }, (_, n) => n));
+  });
+
   it('everything committed is still there after reopening', async (t, _store, fixture) => {
     let store = fixture.store;
     await store.commit({
