@@ -2,7 +2,10 @@
 // Runs ../shared/bench against the reference restate-server 1.7.12 and against redstate, in one
 // session on this machine, and prints the ratios (ours / reference) per scenario.
 //
-//   npm run bench -- [--store embedded|redis] [--repeat 3] [--only S1a,S1b,S2] [--skip-ref]
+//   npm run bench -- [--store embedded|redis] [--repeat 3] [--only S1a,S1b,S2] [--skip-ref] [--alternate 1]
+//   --alternate N runs reference, redstate, reference, redstate ... N times each and compares the
+//   medians over all their rounds: the machine's speed drifts over minutes, and alternating
+//   spreads that drift over both sides.
 //   BENCH_CPU_PROF=<dir> also writes a CPU profile of redstate (node --cpu-prof) into <dir>.
 //
 // redstate runs with fsync-before-ack, like Restate: the embedded store commits synchronously;
@@ -26,6 +29,7 @@ const store = opt('store', 'embedded');
 const repeat = opt('repeat', '3');
 const only = opt('only', '');
 const skipRef = args.includes('--skip-ref');
+const alternate = Number(opt('alternate', '1'));
 const runArgs = ['--repeat', repeat, ...(only ? ['--only', only] : [])];
 
 const sh = (cmd, argv, o = {}) => execFileSync(cmd, argv, { stdio: 'inherit', ...o });
@@ -53,13 +57,13 @@ function prepare() {
   sh('npm', ['run', 'build'], { cwd: ROOT });
 }
 
-async function runReference() {
-  const out = path.join(WORK, 'ref.json');
+async function runReference(n = 0) {
+  const out = path.join(WORK, n ? `ref-${n}.json` : 'ref.json');
   sh('bash', ['scripts/baseline.sh', ...runArgs], { cwd: WORK, env: { ...process.env, OUT: out, REF_DIR: path.join(WORK, 'ref') } });
   return out;
 }
 
-async function runOurs() {
+async function runOurs(n = 0) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'redstate-bench-data-'));
   const env = { ...process.env, REDSTATE_INGRESS_PORT: '38180', REDSTATE_ADMIN_PORT: '39170', REDSTATE_HOST: '127.0.0.1', REDSTATE_DATA_DIR: dataDir };
   let redis;
@@ -70,7 +74,7 @@ async function runOurs() {
   }
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const server = spawn(process.execPath, [...profile, path.join(ROOT, 'dist/src/main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-  const out = path.join(WORK, `ours-${store}.json`);
+  const out = path.join(WORK, n ? `ours-${store}-${n}.json` : `ours-${store}.json`);
   try {
     await waitHttp('http://127.0.0.1:39170/health');
     sh('node', ['run.mjs', '--ingress', 'http://127.0.0.1:38180', '--admin', 'http://127.0.0.1:39170', '--service-port', '39180',
@@ -84,7 +88,44 @@ async function runOurs() {
   return out;
 }
 
+/** One result file with the rounds of several: medians are taken over all of them. */
+function merge(files, out) {
+  const results = files.map((f) => JSON.parse(fs.readFileSync(f, 'utf8')));
+  const runs = results.flatMap((r) => r.runs);
+  const medians = {};
+  for (const id of [...new Set(runs.map((r) => r.id))]) {
+    const rs = runs.filter((r) => r.id === id && r.summary);
+    const m = { what: runs.find((r) => r.id === id).what, repeats: rs.length, failed: runs.filter((r) => r.id === id).length - rs.length };
+    for (const k of Object.keys(rs[0]?.summary ?? {})) {
+      const vals = rs.map((r) => r.summary[k]);
+      m[k] = typeof vals[0] === 'number' ? median(vals) : vals.join(',');
+    }
+    medians[id] = m;
+  }
+  fs.writeFileSync(out, JSON.stringify({ ...results[0], meta: { ...results[0].meta, label: `${results[0].meta.label} x${files.length}` }, medians, runs }, null, 1));
+  return out;
+}
+
+function median(values) {
+  const v = values.filter((x) => typeof x === 'number').sort((a, b) => a - b);
+  if (v.length === 0) return null;
+  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+}
+
 prepare();
-const ref = skipRef ? path.join(WORK, 'ref.json') : await runReference();
-const ours = await runOurs();
+let ref;
+let ours;
+if (alternate > 1) {
+  const refs = [];
+  const ourFiles = [];
+  for (let n = 1; n <= alternate; n++) {
+    if (!skipRef) refs.push(await runReference(n));
+    ourFiles.push(await runOurs(n));
+  }
+  ref = skipRef ? path.join(WORK, 'ref.json') : merge(refs, path.join(WORK, 'ref.json'));
+  ours = merge(ourFiles, path.join(WORK, `ours-${store}.json`));
+} else {
+  ref = skipRef ? path.join(WORK, 'ref.json') : await runReference();
+  ours = await runOurs();
+}
 sh('node', ['compare.mjs', ref, ours], { cwd: WORK });
