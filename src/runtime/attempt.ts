@@ -41,6 +41,8 @@ export class Attempt {
   private finished = false;
   private version = 6;
   private requestResponse = false;
+  /** Start and the journal were written: notifications may follow. */
+  private started = false;
   private handler: EffectiveHandler | undefined;
   private pinPending: string | undefined;
   private inactivityTimer: NodeJS.Timeout | undefined;
@@ -77,7 +79,8 @@ export class Attempt {
 
   /** Sends every notification stored since the last flush, in journal order. */
   flush(): void {
-    if (!this.stream || this.finished || !this.stream.requestOpen) return;
+    // Before Start the stream may already be open (`connect`), but nothing may precede Start.
+    if (!this.stream || !this.started || this.finished || !this.stream.requestOpen) return;
     const entries = this.host.journal.entries;
     const frames: Buffer[] = [];
     for (let i = this.sentUpTo; i < entries.length; i++) {
@@ -176,6 +179,7 @@ export class Attempt {
     const replay = [encodeFrame(MessageType.Start, start), ...entries.map((e) => encodeFrame(e.type, e.payload))];
     this.sentUpTo = entries.length;
     this.stream!.write(Buffer.concat(replay));
+    this.started = true;
     // Request/response endpoints only answer once the request body is complete (§15).
     if (this.requestResponse) this.stream!.endRequest();
     else this.touch();

@@ -18,9 +18,9 @@ export type StatePlan =
   | { kind: 'clearAll'; range: KeyRange };
 
 export interface Plan {
-  deletes: Array<{ snapshot: Buffer; active: Buffer; journal: KeyRange }>;
+  deletes: Array<{ id: string; snapshot: Buffer; active: Buffer; journal: KeyRange }>;
   /** `entries` are keyed from `at` on: they are only written once the length is `at`. */
-  appends: Array<{ at: number; range: KeyRange; entries: Array<[Buffer, Buffer]> }>;
+  appends: Array<{ id: string; at: number; range: KeyRange; entries: Array<[Buffer, Buffer]> }>;
   invocations: Array<{ key: Buffer; json: Buffer; active: boolean }>;
   state: StatePlan[];
   timersRemove: Buffer[];
@@ -46,11 +46,13 @@ export function planTransition(t: Transition): Plan {
   const json = (value: unknown, what: string) => Buffer.from(encodeJson(value, what), 'utf8');
   return {
     deletes: (t.deleteInvocations ?? []).map((id) => ({
+      id,
       snapshot: partitionKey(p, id),
       active: partitionKey(p, id),
       journal: partitionRange(p, id),
     })),
     appends: (t.journal ?? []).map((append) => ({
+      id: append.id,
       at: append.at,
       range: partitionRange(p, append.id),
       entries: append.entries.map((entry, i): [Buffer, Buffer] => [partitionKey(p, append.id, append.at + i), encodeEntry(entry)]),
