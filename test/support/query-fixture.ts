@@ -4,6 +4,8 @@
  * invocations in every machine state, with journals and object state. Served through the real
  * admin app on a loopback port.
  */
+import anyTest, { type TestFn } from 'ava';
+import { tableFromIPC, type Table } from 'apache-arrow';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { InvocationContext } from '../../machines/invocation.js';
@@ -286,7 +288,21 @@ export interface QueryServer {
   query(sql: string, accept?: string): Promise<Response>;
   /** The JSON rows of a query that must succeed. */
   rows(sql: string): Promise<Rows>;
+  /** The Arrow table of a query that must succeed and answer in Arrow IPC. */
+  arrow(sql: string, accept?: string): Promise<Table>;
   close(): Promise<void>;
+}
+
+/** An ava `test` whose tests share one query server, started before and closed after them. */
+export function queryServerTest(): TestFn<QueryServer> {
+  const test = anyTest as TestFn<QueryServer>;
+  test.before(async (t) => {
+    t.context = await startQueryServer();
+  });
+  test.after.always(async (t) => {
+    await t.context.close();
+  });
+  return test;
 }
 
 export type Rows = Array<Record<string, unknown>>;
@@ -312,6 +328,12 @@ export async function startQueryServer(): Promise<QueryServer> {
       const body = await res.text();
       if (res.status !== 200) throw new Error(`${res.status} ${body}`);
       return (JSON.parse(body) as { rows: Rows }).rows;
+    },
+    async arrow(sql, accept = '*/*') {
+      const res = await query(sql, accept);
+      if (res.status !== 200) throw new Error(`${res.status} ${await res.text()}`);
+      if (res.headers.get('content-type') !== 'application/vnd.apache.arrow.stream') throw new Error(`not arrow: ${res.headers.get('content-type')}`);
+      return tableFromIPC(new Uint8Array(await res.arrayBuffer()));
     },
     async close() {
       server.closeAllConnections();

@@ -3,27 +3,10 @@
  * texts from ref-transcripts/cli-admin-requests.txt with our fixture's ids), with the accept
  * header it sends: Arrow for its counts and `restate sql`, JSON for the rest.
  */
-import anyTest, { type TestFn } from 'ava';
-import { tableFromIPC, type Table } from 'apache-arrow';
-import { DEPLOYMENT_ID, ids, startQueryServer, type QueryServer } from '../support/query-fixture.js';
+import type { Table } from 'apache-arrow';
+import { DEPLOYMENT_ID, ids, queryServerTest } from '../support/query-fixture.js';
 
-const test = anyTest as TestFn<QueryServer>;
-
-test.before(async (t) => {
-  t.context = await startQueryServer();
-});
-test.after.always(async (t) => {
-  await t.context.close();
-});
-
-
-
-async function arrow(t: { context: QueryServer }, sql: string): Promise<Table> {
-  const res = await t.context.query(sql, '*/*');
-  if (res.status !== 200) throw new Error(`${res.status} ${await res.text()}`);
-  if (res.headers.get('content-type') !== 'application/vnd.apache.arrow.stream') throw new Error('not arrow');
-  return tableFromIPC(new Uint8Array(await res.arrayBuffer()));
-}
+const test = queryServerTest();
 
 const fieldsOf = (table: Table) => table.schema.fields.map((f) => `${f.name}:${String(f.type)}:${f.nullable ? 'null' : 'notnull'}`);
 
@@ -73,7 +56,7 @@ const detail = (where: string) => `SELECT
 const active = [ids.greetScheduled, ids.flakyBackingOff, ids.counterPending, ids.counterSuspended, ids.sleepyRunning];
 
 test('invocations list: Arrow count(Int64(1)) of active invocations, then ids, then details', async (t) => {
-  const count = await arrow(t, countAll("WHERE status != 'completed'"));
+  const count = await t.context.arrow(countAll("WHERE status != 'completed'"));
   t.deepEqual(fieldsOf(count), ['count(Int64(1)):Int64:notnull']);
   t.deepEqual(count.getChild('count(Int64(1))')?.toArray(), BigInt64Array.from([5n]));
 
@@ -112,7 +95,7 @@ test('invocations list: Arrow count(Int64(1)) of active invocations, then ids, t
 });
 
 test('invocations list --all --limit 3: count of everything, three ids, their details', async (t) => {
-  const count = await arrow(t, countAll(''));
+  const count = await t.context.arrow(countAll(''));
   t.deepEqual(count.getChild('count(Int64(1))')?.toArray(), BigInt64Array.from([8n]));
   const listed = await t.context.rows(listIds('', 3));
   t.deepEqual(listed, [{ id: ids.calledByService }, { id: ids.signupFailed }, { id: ids.greetScheduled }]);
@@ -137,13 +120,13 @@ test.serial('invocations describe: id lookup, details, the two information_schem
   t.is(details.length, 1);
   t.like(details[0], { status: 'running', num_retries: 0, idempotency_key: '01M80ENNQ748273EASCQKG9Z29', pinned_deployment_exists: true });
 
-  const promise = await arrow(t, `SELECT COUNT(*) FROM information_schema.columns
+  const promise = await t.context.arrow(`SELECT COUNT(*) FROM information_schema.columns
                        WHERE
                            table_name = 'sys_journal'
                            AND column_name IN ('promise_name')`);
   t.deepEqual(fieldsOf(promise), ['count(*):Int64:notnull']);
   t.deepEqual(promise.getChild('count(*)')?.toArray(), BigInt64Array.from([1n]));
-  const v2 = await arrow(t, `SELECT COUNT(*) FROM information_schema.columns
+  const v2 = await t.context.arrow(`SELECT COUNT(*) FROM information_schema.columns
                        WHERE
                            table_name = 'sys_journal'
                            AND column_name IN ('version', 'entry_json', 'appended_at')`);
@@ -212,7 +195,7 @@ test('cancel by target matches a service handler, or any key of a keyed handler,
 });
 
 test('services describe counts active invocations pinned to a deployment, as Arrow inv_count', async (t) => {
-  const table = await arrow(t, `SELECT COUNT(1) AS inv_count
+  const table = await t.context.arrow(`SELECT COUNT(1) AS inv_count
                        FROM sys_invocation_status
                        WHERE pinned_deployment_id = '${DEPLOYMENT_ID}' AND status != 'completed'`);
   t.deepEqual(fieldsOf(table), ['inv_count:Int64:notnull']);
@@ -220,7 +203,7 @@ test('services describe counts active invocations pinned to a deployment, as Arr
 });
 
 test('restate sql answers Arrow with the reference types', async (t) => {
-  const table = await arrow(t, 'SELECT id, status FROM sys_invocation LIMIT 3');
+  const table = await t.context.arrow('SELECT id, status FROM sys_invocation LIMIT 3');
   t.deepEqual(fieldsOf(table), ['id:LargeUtf8:null', 'status:LargeUtf8:notnull']);
   t.is(table.numRows, 3);
 });

@@ -2,29 +2,15 @@
  * The two encodings of a `/query` result (reference-behavior.md §3.6): JSON `{"rows":[…]}`
  * exactly as arrow-json prints it, and the Arrow IPC stream with the reference's types.
  */
-import anyTest, { type TestFn } from 'ava';
-import { tableFromIPC, type Table } from 'apache-arrow';
+import { tableFromIPC } from 'apache-arrow';
 import { formatDuration, formatTimestamp } from '../../src/query/json.js';
-import { ids, startQueryServer, type QueryServer } from '../support/query-fixture.js';
+import { ids, queryServerTest, type QueryServer } from '../support/query-fixture.js';
 
-const test = anyTest as TestFn<QueryServer>;
-
-test.before(async (t) => {
-  t.context = await startQueryServer();
-});
-test.after.always(async (t) => {
-  await t.context.close();
-});
+const test = queryServerTest();
 
 async function text(t: { context: QueryServer }, sql: string): Promise<string> {
   const res = await t.context.query(sql, 'application/json');
   return res.text();
-}
-
-async function arrow(t: { context: QueryServer }, sql: string, accept = '*/*'): Promise<Table> {
-  const res = await t.context.query(sql, accept);
-  if (res.headers.get('content-type') !== 'application/vnd.apache.arrow.stream') throw new Error(`${res.status} ${await res.text()}`);
-  return tableFromIPC(new Uint8Array(await res.arrayBuffer()));
 }
 
 test('durations and timestamps print as chrono does', (t) => {
@@ -69,7 +55,7 @@ test('literals, an empty result, binary as hex and lists as arrays', async (t) =
 });
 
 test('Arrow: sys_invocation has the reference schema and values', async (t) => {
-  const table = await arrow(t, `SELECT * FROM sys_invocation WHERE id = '${ids.counterSuspended}'`);
+  const table = await t.context.arrow(`SELECT * FROM sys_invocation WHERE id = '${ids.counterSuspended}'`);
   t.is(table.schema.fields.length, 51);
   const types = Object.fromEntries(table.schema.fields.map((f) => [f.name, `${String(f.type)}${f.nullable ? '' : '!'}`]));
   t.like(types, {
@@ -90,21 +76,21 @@ test('Arrow: sys_invocation has the reference schema and values', async (t) => {
 });
 
 test('Arrow: UInt64, binary and literal types', async (t) => {
-  const status = await arrow(t, `SELECT partition_key FROM sys_invocation_status WHERE id = '${ids.greetDone}'`);
+  const status = await t.context.arrow(`SELECT partition_key FROM sys_invocation_status WHERE id = '${ids.greetDone}'`);
   t.is(String(status.schema.fields[0]!.type), 'Uint64');
   t.is(status.get(0)!.toJSON().partition_key, 1_000_000_000_000_000_000n);
 
-  const state = await arrow(t, "SELECT value FROM state WHERE service_name = 'Counter' AND service_key = 'k1' AND key = 'blob'");
+  const state = await t.context.arrow("SELECT value FROM state WHERE service_name = 'Counter' AND service_key = 'k1' AND key = 'blob'");
   t.is(String(state.schema.fields[0]!.type), 'LargeBinary');
   t.deepEqual([...(state.get(0)!.toJSON().value as Uint8Array)], [0xff, 0x00]);
 
-  const one = await arrow(t, 'SELECT 1 AS one');
+  const one = await t.context.arrow('SELECT 1 AS one');
   t.deepEqual(one.schema.fields.map((f) => [f.name, String(f.type), f.nullable]), [['one', 'Int64', false]]);
   t.is(one.get(0)!.toJSON().one, 1n);
 });
 
 test('Arrow: an empty result still carries its schema', async (t) => {
-  const table = await arrow(t, 'SELECT id, status FROM sys_invocation WHERE 1=0');
+  const table = await t.context.arrow('SELECT id, status FROM sys_invocation WHERE 1=0');
   t.is(table.numRows, 0);
   t.deepEqual(table.schema.fields.map((f) => f.name), ['id', 'status']);
 });

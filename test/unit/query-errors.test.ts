@@ -3,19 +3,11 @@
  * (reference-behavior.md §3.6, ref-transcripts/admin-query.txt): SQL errors are JSON
  * `{"message"}` without `restate_code`; body errors are axum's plain-text extractor errors.
  */
-import anyTest, { type TestFn } from 'ava';
 import { QueryError } from '../../src/errors.js';
 import { QueryEngine } from '../../src/query/engine.js';
-import { startQueryServer, type QueryServer } from '../support/query-fixture.js';
+import { queryServerTest, type QueryServer } from '../support/query-fixture.js';
 
-const test = anyTest as TestFn<QueryServer>;
-
-test.before(async (t) => {
-  t.context = await startQueryServer();
-});
-test.after.always(async (t) => {
-  await t.context.close();
-});
+const test = queryServerTest();
 
 async function expectError(t: { context: QueryServer; is: (a: unknown, b: unknown) => void }, sql: string, status: number, message: string) {
   const res = await t.context.query(sql);

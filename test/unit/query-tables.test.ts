@@ -3,21 +3,11 @@
  * reference's columns, information_schema describes them, rows come from the store and the
  * registry, pinned ids limit what is read, and concurrent queries stay apart.
  */
-import anyTest, { type TestFn } from 'ava';
 import { tableFromIPC } from 'apache-arrow';
 import { ARROW_TYPE_NAME, PUBLIC_TABLES } from '../../src/query/tables.js';
-import { DEPLOYMENT_ID, ids, startQueryServer, type QueryServer } from '../support/query-fixture.js';
+import { DEPLOYMENT_ID, ids, queryServerTest } from '../support/query-fixture.js';
 
-const test = anyTest as TestFn<QueryServer>;
-
-test.before(async (t) => {
-  t.context = await startQueryServer();
-});
-test.after.always(async (t) => {
-  await t.context.close();
-});
-
-
+const test = queryServerTest();
 
 /** apache-arrow's names for our column types. */
 const ARROW_JS: Record<string, string> = {
