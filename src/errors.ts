@@ -18,6 +18,14 @@ export const RuntimeCode = {
   retryableServiceError: 'RT0007',
 } as const;
 
+/** Failure codes of the service protocol (service-protocol.md §12): the attempt failed because of the exchange itself. */
+export const ProtocolCode = {
+  /** The SDK replayed a journal that does not match what is stored. */
+  journalMismatch: 570,
+  /** A message that is not allowed here: unknown type, bad frame, End without Output, a forbidden command. */
+  protocolViolation: 571,
+} as const;
+
 export type ErrorSource = 'ingress' | 'invocation';
 
 /**

@@ -9,14 +9,12 @@ import type { Config } from './config.js';
 import { openStore } from './store/index.js';
 import { Registry } from './registry/registry.js';
 import { Runtime } from './runtime/runtime.js';
-import { supervise } from './runtime/supervisor.js';
 import { createIngressApp } from './ingress/app.js';
 import { createAdminApp } from './admin/app.js';
 import { invocationRoutes } from './admin/routes/invocations.js';
 import { queryRoutes } from './admin/routes/query.js';
 import { serviceStateRoutes } from './admin/routes/service-state.js';
-import { recoverStateMutations } from './runtime/state-mutations.js';
-import type { Logger } from './runtime/services.js';
+import type { Logger } from './runtime/types.js';
 
 export interface RunningServer {
   log: Logger;
@@ -44,10 +42,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   for (const w of store.info.warnings) log.warn(w);
   const registry = await Registry.load(store);
   const runtime = new Runtime(store, registry, config, log);
-  const recovered = await supervise(runtime);
-  // Admin state mutations that were waiting for their key's lock (runtime/state-mutations.ts).
-  await recoverStateMutations(runtime);
-  // Attach commands still waiting for their target (runtime/attachments.ts).
+  const recovered = await runtime.recover();
   if (recovered.resumed > 0 || recovered.redelivered > 0) {
     log.info(`recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);
   }

@@ -6,7 +6,7 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import { IngressError } from '../errors.js';
-import type { Logger } from '../runtime/services.js';
+import type { Logger } from '../runtime/types.js';
 import { cors, errorFunnel, methodNotAllowed, notFound } from './errors.js';
 import { legacyInvoke, registerInvokeRoutes, type IngressDeps } from './invoke-routes.js';
 import { registerResultRoutes } from './result-routes.js';

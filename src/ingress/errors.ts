@@ -4,7 +4,7 @@
  */
 import type { Context, Next } from 'koa';
 import { IngressError } from '../errors.js';
-import type { Logger } from '../runtime/services.js';
+import type { Logger } from '../runtime/types.js';
 
 /** Restate's ingress error body: keys in the order code, message, [metadata], [stacktrace], source. */
 export function errorBody(e: IngressError): string {

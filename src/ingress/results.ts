@@ -6,7 +6,7 @@
 import type { Context } from 'koa';
 import { IngressError } from '../errors.js';
 import type { Registry } from '../registry/registry.js';
-import type { CompletedInvocation } from '../runtime/runtime.js';
+import type { CompletedInvocation } from '../runtime/types.js';
 
 /** `idempotency-expires`: RFC 3339 with `+00:00`, milliseconds only when not zero (§2.5). */
 export function formatExpires(epochMs: number): string {

@@ -12,9 +12,9 @@ import type { InvocationContext } from '../../machines/invocation.js';
 import { parseInvocationId, partitionKeyOf } from '../protocol/ids.js';
 import type { Registry } from '../registry/registry.js';
 import type { Deployment } from '../registry/types.js';
-import { OBJECT_RECORD } from '../runtime/object-locks.js';
-import { PROMISE_RECORD, type PromiseRecord } from '../runtime/promises.js';
-import { partitionOf } from '../runtime/partitioning.js';
+import { RecordKind } from '../runtime/kernel/persisted.js';
+import type { PromiseRecord } from '../runtime/invoker/commands/promises.js';
+import { partitionOf } from '../runtime/kernel/partitioning.js';
 import type { JournalEntry, Store } from '../store/types.js';
 import type { RowSource } from './engine.js';
 import {
@@ -48,7 +48,7 @@ class StoreReader {
 
   /** Keys of the object-key lock records of a partition (`["service","key"]`). */
   objectKeys(partition: number): Promise<string[]> {
-    return this.deps.store.listRecords(partition, OBJECT_RECORD);
+    return this.deps.store.listRecords(partition, RecordKind.objectKey);
   }
 
   /** Every invocation, or those of the given ids (unknown and malformed ids are skipped). */
@@ -317,8 +317,8 @@ function journalEventRows(inv: LoadedInvocation): Array<Record<string, unknown>>
 async function promiseRows(deps: QuerySources): Promise<Array<Record<string, unknown>>> {
   const rows: Array<Record<string, unknown>> = [];
   for (let p = 0; p < deps.config.partitions; p++) {
-    for (const key of await deps.store.listRecords(p, PROMISE_RECORD)) {
-      const rec = (await deps.store.getRecord(p, PROMISE_RECORD, key)) as PromiseRecord | undefined;
+    for (const key of await deps.store.listRecords(p, RecordKind.promise)) {
+      const rec = (await deps.store.getRecord(p, RecordKind.promise, key)) as PromiseRecord | undefined;
       const [service, workflowKey, name] = JSON.parse(key) as [string, string, string];
       const value = rec?.result && 'value' in rec.result ? Buffer.from(rec.result.value, 'base64') : undefined;
       rows.push({

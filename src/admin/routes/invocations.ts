@@ -6,8 +6,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { AdminError, AdminTextError } from '../../errors.js';
 import { IdError, parseDeploymentId, parseInvocationId } from '../../protocol/ids.js';
-import type { Runtime } from '../../runtime/runtime.js';
-import * as operator from '../../runtime/operator.js';
+import type { DeploymentChoice, OperatorOutcome, Runtime } from '../../runtime/runtime.js';
 import { sendEmpty, sendJson } from '../http-io.js';
 
 type Operation = 'cancel' | 'kill' | 'pause' | 'resume' | 'purge' | 'purge-journal';
@@ -22,13 +21,13 @@ const answers: Record<Operation, { done: number; noop?: number; completed: strin
   'purge-journal': { done: 200, completed: '' },
 };
 
-const run: Record<Operation, (rt: Runtime, id: string, ctx: Context) => Promise<operator.Outcome>> = {
-  cancel: (rt, id) => operator.cancel(rt, id),
-  kill: (rt, id) => operator.kill(rt, id),
-  pause: (rt, id) => operator.pause(rt, id),
-  resume: (rt, id, ctx) => operator.resume(rt, id, deploymentQuery(ctx)),
-  purge: (rt, id) => operator.purge(rt, id),
-  'purge-journal': (rt, id) => operator.purgeJournal(rt, id),
+const run: Record<Operation, (rt: Runtime, id: string, ctx: Context) => Promise<OperatorOutcome>> = {
+  cancel: (rt, id) => rt.operator.cancel(id),
+  kill: (rt, id) => rt.operator.kill(id),
+  pause: (rt, id) => rt.operator.pause(id),
+  resume: (rt, id, ctx) => rt.operator.resume(id, deploymentQuery(ctx)),
+  purge: (rt, id) => rt.operator.purge(id),
+  'purge-journal': (rt, id) => rt.operator.purgeJournal(id),
 };
 
 function invocationParam(raw: string): string {
@@ -48,7 +47,7 @@ function queryValue(ctx: Context, name: string): string | undefined {
 }
 
 /** `?deployment=latest|keep|dp_…` (resume and restart-as-new). */
-function deploymentQuery(ctx: Context): operator.DeploymentChoice | undefined {
+function deploymentQuery(ctx: Context): DeploymentChoice | undefined {
   const raw = queryValue(ctx, 'deployment');
   if (raw === undefined) return undefined;
   if (raw.toLowerCase() === 'latest') return { kind: 'latest' };
@@ -110,7 +109,7 @@ async function restartAsNew(rt: Runtime, ctx: Context): Promise<void> {
   const from = fromQuery(ctx);
   const id = invocationParam(ctx.params['id']!);
   const deployment = deploymentQuery(ctx);
-  const result = await operator.restartAsNew(rt, id, { ...(from !== undefined ? { from } : {}), ...(deployment ? { deployment } : {}) });
+  const result = await rt.operator.restartAsNew(id, { ...(from !== undefined ? { from } : {}), ...(deployment ? { deployment } : {}) });
   switch (result.outcome) {
     case 'done':
       return sendJson(ctx, 200, { new_invocation_id: result.newInvocationId });
@@ -156,7 +155,7 @@ export function invocationRoutes(runtime: Runtime) {
         );
       }
       try {
-        await operator[mode as 'cancel' | 'kill' | 'purge'](runtime, invocationParam(ctx.params['id']!));
+        await runtime.operator[mode as 'cancel' | 'kill' | 'purge'](invocationParam(ctx.params['id']!));
       } catch {
         // The deprecated endpoint answers 202 whatever the outcome.
       }

@@ -3,8 +3,8 @@
  * reference-behavior.md §3.5). Each action is a machine event or a journal entry committed
  * on the invocation's queue, like everything else that changes an invocation.
  */
-import type { InvocationEvent } from '../../machines/invocation.js';
-import { invocationIdToString, newInvocationId, parseInvocationId } from '../protocol/ids.js';
+import { retentionEnd, type InvocationEvent } from '../../../machines/invocation.js';
+import { invocationIdToString, newInvocationId, parseInvocationId } from '../../protocol/ids.js';
 import {
   codecFor,
   decodeCallCommand,
@@ -14,12 +14,23 @@ import {
   isCommand,
   isNotification,
   MessageType,
-} from '../protocol/messages.js';
-import type { JournalEntry } from '../store/types.js';
-import type { PersistedInvocation } from './invocation-host.js';
-import type { JournalView } from './journal.js';
-import { timerKey } from './timer-keys.js';
-import type { Runtime } from './runtime.js';
+} from '../../protocol/messages.js';
+import type { Registry } from '../../registry/registry.js';
+import type { JournalEntry, Store } from '../../store/types.js';
+import type { InvocationActor } from '../kernel/invocation-actor.js';
+import type { JournalView } from '../kernel/journal.js';
+import { isWorkflowRunContext } from '../kernel/persisted.js';
+import { timerKey } from '../kernel/timer-keys.js';
+import type { ActorCache } from './actors.js';
+import type { Invocations } from './invocations.js';
+
+export interface OperatorDeps {
+  readonly store: Store;
+  readonly registry: Registry;
+  readonly actors: ActorCache;
+  readonly invocations: Invocations;
+  now(): number;
+}
 
 /** How an operation ended; the admin API maps each outcome to the reference's answer. */
 export type Outcome =
@@ -36,17 +47,17 @@ export type Outcome =
 const CANCEL_SIGNAL = 1;
 
 /** Live (non-completed) invocations go through `live`; others answer from the store. */
-async function withInvocation(rt: Runtime, id: string, live: (host: NonNullable<Awaited<ReturnType<Runtime['host']>>>) => Promise<Outcome>): Promise<Outcome> {
-  const host = await rt.host(id);
+async function withInvocation(rt: OperatorDeps, id: string, live: (host: InvocationActor) => Promise<Outcome>): Promise<Outcome> {
+  const host = await rt.actors.get(id);
   if (host) return host.run(() => (host.status === 'completed' ? Promise.resolve('completed' as const) : live(host)));
-  return (await rt.output(id)).state === 'completed' ? 'completed' : 'notFound';
+  return (await rt.invocations.output(id)).state === 'completed' ? 'completed' : 'notFound';
 }
 
 /**
  * Cancel: the CANCEL signal goes into the journal, so the handler sees it (and can run its
  * compensations); what has not started yet ends at once as cancelled.
  */
-export function cancel(rt: Runtime, id: string): Promise<Outcome> {
+export function cancel(rt: OperatorDeps, id: string): Promise<Outcome> {
   return withInvocation(rt, id, async (host) => {
     const now = rt.now();
     if (['scheduled', 'pending', 'paused'].includes(host.status)) {
@@ -59,9 +70,8 @@ export function cancel(rt: Runtime, id: string): Promise<Outcome> {
   });
 }
 
-/** Kill: ends now, no user code runs. */
 /** Kill: ends now, no user code runs; the calls it still waits for are killed too. */
-export async function kill(rt: Runtime, id: string): Promise<Outcome> {
+export async function kill(rt: OperatorDeps, id: string): Promise<Outcome> {
   let children: string[] = [];
   const outcome = await withInvocation(rt, id, async (host) => {
     children = pendingCallees(host.journal);
@@ -90,7 +100,7 @@ function pendingCallees(journal: JournalView): string[] {
   return pending;
 }
 
-export function pause(rt: Runtime, id: string): Promise<Outcome> {
+export function pause(rt: OperatorDeps, id: string): Promise<Outcome> {
   return withInvocation(rt, id, async (host) => {
     if (host.status === 'paused') return 'noop';
     if (!['running', 'suspended', 'backingOff'].includes(host.status)) return 'notRunning';
@@ -103,7 +113,7 @@ export function pause(rt: Runtime, id: string): Promise<Outcome> {
  * Resume a paused invocation. With a deployment, a paused or suspended invocation that is
  * pinned moves to that deployment first (its next attempt runs there).
  */
-export async function resume(rt: Runtime, id: string, deployment?: DeploymentChoice): Promise<Outcome> {
+export async function resume(rt: OperatorDeps, id: string, deployment?: DeploymentChoice): Promise<Outcome> {
   if (deployment?.kind === 'id' && !rt.registry.getDeployment(deployment.id)) return 'unknownDeployment';
   return withInvocation(rt, id, async (host) => {
     const now = rt.now();
@@ -123,11 +133,11 @@ export async function resume(rt: Runtime, id: string, deployment?: DeploymentCho
 }
 
 /** Purge: a completed invocation, its journal and its id are forgotten now. */
-export async function purge(rt: Runtime, id: string): Promise<Outcome> {
-  const out = await rt.output(id);
+export async function purge(rt: OperatorDeps, id: string): Promise<Outcome> {
+  const out = await rt.invocations.output(id);
   if (out.state === 'missing') return 'notFound';
   if (out.state !== 'completed') return 'notCompleted';
-  await rt.store.commit({ partition: rt.partitionOfId(id), deleteInvocations: [id], timersRemove: [timerKey.expire(id)] });
+  await rt.store.commit({ partition: rt.actors.partitionOf(id), deleteInvocations: [id], timersRemove: [timerKey.expire(id)] });
   return 'done';
 }
 
@@ -136,19 +146,17 @@ export async function purge(rt: Runtime, id: string): Promise<Outcome> {
  * dropped. The snapshot is written again in the same commit that deletes the invocation's
  * records, and the expiry timer with it, so an expiry that fired in between still purges it.
  */
-export async function purgeJournal(rt: Runtime, id: string): Promise<Outcome> {
-  const out = await rt.output(id);
+export async function purgeJournal(rt: OperatorDeps, id: string): Promise<Outcome> {
+  const out = await rt.invocations.output(id);
   if (out.state === 'missing') return 'notFound';
   if (out.state !== 'completed') return 'notCompleted';
-  const partition = rt.partitionOfId(id);
-  const persisted = (await rt.store.loadInvocation(partition, id)) as PersistedInvocation | undefined;
+  const persisted = await rt.actors.stored(id);
   if (!persisted) return 'notFound';
-  const { completedAt, completionRetention } = persisted.context;
   await rt.store.commit({
-    partition,
+    partition: rt.actors.partitionOf(id),
     deleteInvocations: [id],
     invocations: [{ id, snapshot: persisted, active: false }],
-    timersAdd: [{ key: timerKey.expire(id), dueAt: (completedAt ?? rt.now()) + (completionRetention ?? 0) }],
+    timersAdd: [{ key: timerKey.expire(id), dueAt: retentionEnd(persisted.context) }],
   });
   return 'done';
 }
@@ -213,16 +221,15 @@ function completionIdsOf(entry: JournalEntry): number[] {
  * same target and input (its journal's Input entry), optionally keeping a journal prefix.
  * Workflow runs cannot be restarted; a purged journal has no input left (reference §3.5).
  */
-export async function restartAsNew(rt: Runtime, id: string, opts: RestartOptions = {}): Promise<RestartOutcome> {
-  const out = await rt.output(id);
+export async function restartAsNew(rt: OperatorDeps, id: string, opts: RestartOptions = {}): Promise<RestartOutcome> {
+  const out = await rt.invocations.output(id);
   if (out.state === 'missing') return { outcome: 'notFound' };
   if (out.state !== 'completed') return { outcome: 'stillRunning' };
-  const partition = rt.partitionOfId(id);
-  const persisted = (await rt.store.loadInvocation(partition, id)) as PersistedInvocation | undefined;
+  const persisted = await rt.actors.stored(id);
   if (!persisted) return { outcome: 'notFound' };
   const old = persisted.context;
-  if (old.target.serviceTy === 'Workflow' && old.exclusive === true) return { outcome: 'unsupported' };
-  const journal = await rt.store.readJournal(partition, id);
+  if (isWorkflowRunContext(old)) return { outcome: 'unsupported' };
+  const journal = await rt.store.readJournal(rt.actors.partitionOf(id), id);
   const input = journal[0];
   if (input?.type !== MessageType.InputCommand) return { outcome: 'inputGone' };
   const from = opts.from ?? 0;
@@ -236,7 +243,7 @@ export async function restartAsNew(rt: Runtime, id: string, opts: RestartOptions
   }
   const { headers, value } = decodeInputCommand(input.payload);
   const newId = invocationIdToString(newInvocationId(parseInvocationId(id).partitionKey));
-  await rt.invoke({
+  await rt.invocations.invoke({
     target: old.target,
     input: value,
     headers,
@@ -248,4 +255,17 @@ export async function restartAsNew(rt: Runtime, id: string, opts: RestartOptions
     ...(deploymentId !== undefined ? { deploymentId } : {}),
   });
   return { outcome: 'done', newInvocationId: newId };
+}
+
+/** The actions bound to their dependencies, as the admin API calls them. */
+export function operatorActions(deps: OperatorDeps) {
+  return {
+    cancel: (id: string) => cancel(deps, id),
+    kill: (id: string) => kill(deps, id),
+    pause: (id: string) => pause(deps, id),
+    resume: (id: string, deployment?: DeploymentChoice) => resume(deps, id, deployment),
+    purge: (id: string) => purge(deps, id),
+    purgeJournal: (id: string) => purgeJournal(deps, id),
+    restartAsNew: (id: string, opts?: RestartOptions) => restartAsNew(deps, id, opts),
+  };
 }

@@ -3,24 +3,26 @@
  * name) in the workflow id's partition, holding the result once completed, or the
  * `GetPromise` commands still waiting for it.
  *
- * Reading and writing a promise happens while the invoking command's chunk is processed and
- * is committed with that chunk. Chunks of different invocations of one workflow id that touch
+ * Reading and writing a promise happens while the invoking command's batch of frames is processed
+ * and is committed with that batch. Batches of different invocations of one workflow id that touch
  * promises are serialised per workflow id (`PromiseQueues`), so a waiter is never lost between
  * a `GetPromise` and a concurrent `CompletePromise`.
  */
-import type { Failure } from '../../machines/invocation.js';
+import type { Failure } from '../../../../machines/invocation.js';
 import {
   decodeCompletePromiseCommand,
   decodeGetPromiseCommand,
   encodeNotification,
   MessageType,
   type Notification,
-} from '../protocol/messages.js';
-import type { JournalEntry, OutboxMessage, RecordWrite, Store } from '../store/types.js';
-import type { OutboxBody } from './outbox.js';
-import { KeyedSerialQueue } from './serial-queue.js';
-
-export const PROMISE_RECORD = 'promise';
+} from '../../../protocol/messages.js';
+import { ProtocolCode } from '../../../errors.js';
+import type { JournalEntry, OutboxMessage, RecordWrite, Store } from '../../../store/types.js';
+import { RecordKind } from '../../kernel/persisted.js';
+import { messageResult } from '../../kernel/results.js';
+import { KeyedSerialQueue } from '../../kernel/serial-queue.js';
+import type { OutboxBody } from '../../types.js';
+import { CommandRejected, emptyOutcome, type CommandOutcome, type CommandScope } from './scope.js';
 
 export interface PromiseRecord {
   /** base64 value or failure, once completed. */
@@ -34,7 +36,7 @@ export const PROMISE_COMMANDS: ReadonlySet<number> = new Set([
   MessageType.CompletePromiseCommand,
 ]);
 
-/** Serial queues per workflow id, for chunks that read and write its promises. */
+/** Serial queues per workflow id, for batches that read and write its promises. */
 export class PromiseQueues {
   private readonly queues = new KeyedSerialQueue();
 
@@ -43,7 +45,7 @@ export class PromiseQueues {
   }
 }
 
-/** The promises one chunk touches, read once and written back with the chunk's commit. */
+/** The promises one batch touches, read once and written back with the batch's commit. */
 export class PromiseChanges {
   private readonly records = new Map<string, PromiseRecord>();
   private readonly dirty = new Set<string>();
@@ -56,14 +58,14 @@ export class PromiseChanges {
   ) {}
 
   writes(): RecordWrite[] {
-    return [...this.dirty].map((key) => ({ kind: PROMISE_RECORD, key, value: this.records.get(key)! }));
+    return [...this.dirty].map((key) => ({ kind: RecordKind.promise, key, value: this.records.get(key)! }));
   }
 
   private async load(name: string): Promise<[string, PromiseRecord]> {
     const key = JSON.stringify([this.service, this.workflowKey, name]);
     let rec = this.records.get(key);
     if (!rec) {
-      rec = ((await this.store.getRecord(this.partition, PROMISE_RECORD, key)) as PromiseRecord | undefined) ?? { waiters: [] };
+      rec = ((await this.store.getRecord(this.partition, RecordKind.promise, key)) as PromiseRecord | undefined) ?? { waiters: [] };
       this.records.set(key, rec);
     }
     return [key, rec];
@@ -107,7 +109,7 @@ export class PromiseChanges {
     const [key, rec] = await this.load(c.key);
     const type = peek ? MessageType.PeekPromiseCompletionNotification : MessageType.GetPromiseCompletionNotification;
     if (rec.result) {
-      note(type, { completionId: c.resultCompletionId, ...resultNotification(rec.result) });
+      note(type, { completionId: c.resultCompletionId, ...messageResult(rec.result) });
     } else if (peek) {
       note(type, { completionId: c.resultCompletionId, void: true });
     } else {
@@ -118,6 +120,11 @@ export class PromiseChanges {
   }
 }
 
-function resultNotification(result: NonNullable<PromiseRecord['result']>): Pick<Notification, 'value' | 'failure'> {
-  return 'failure' in result ? { failure: result.failure } : { value: Buffer.from(result.value, 'base64') };
+/** §9.2: restate-server refuses promise commands outside a workflow. */
+export async function promiseCommand(scope: CommandScope, entry: JournalEntry): Promise<CommandOutcome> {
+  if (scope.target.serviceTy !== 'Workflow' || !scope.promises) {
+    throw new CommandRejected(ProtocolCode.protocolViolation, 'promise commands are only allowed in workflow handlers');
+  }
+  const r = await scope.promises.apply(scope.invocationId, entry, () => scope.nextMessageId());
+  return { ...emptyOutcome(), notifications: r.notifications, outbox: r.outbox };
 }

@@ -6,7 +6,7 @@
  * Deadlines are absolute, so after a restart overdue timers fire at once and the others keep
  * their original deadline.
  */
-import type { Store, Timer } from '../store/types.js';
+import type { Store, Timer } from '../../store/types.js';
 
 /** Node's setTimeout cannot wait longer than this. */
 const MAX_DELAY = 2 ** 31 - 1;

@@ -1,30 +1,20 @@
 /**
  * The `object-key` actors (machines/object-key.ts): one per virtual-object key or workflow id,
- * persisted as a record of the key's partition (kind `object`).
+ * persisted as a record of the key's partition.
  *
  * Every change to a key's lock runs on the actor's queue and is committed *together with* the
  * invocation change that caused it (creation, completion), so the lock and the invocations
  * can never disagree in the store. Invocation jobs may wait for a key's queue; key jobs never
  * wait for an invocation's queue, so the two cannot deadlock.
+ *
+ * A commit that fails leaves the outcome unknown (it may have landed): the actor is dropped
+ * and the next `get` reads the key's record again, never the stale in-memory state.
  */
-import type { SnapshotFrom } from 'xstate';
-import { objectKeyMachine, objectKeySteps, type ObjectKeyContext, type ObjectKeyEvent } from '../../machines/object-key.js';
-import type { RecordWrite, Store } from '../store/types.js';
+import { objectKeyEffects, objectKeySteps, type ObjectKeyEvent } from '../../../machines/object-key.js';
+import type { RecordWrite, Store } from '../../store/types.js';
+import { objectRecordKey, persistObjectKey, readObjectKey, RecordKind, restoreObjectKey, type ObjectKeySnapshot } from './persisted.js';
 import { SerialQueue } from './serial-queue.js';
 import { SingleFlight } from './single-flight.js';
-
-type ObjectKeySnapshot = SnapshotFrom<typeof objectKeyMachine>;
-
-interface PersistedObjectKey {
-  value: string;
-  context: ObjectKeyContext;
-}
-
-export const OBJECT_RECORD = 'object';
-
-export function objectRecordKey(service: string, key: string): string {
-  return JSON.stringify([service, key]);
-}
 
 export interface LockChange {
   record: RecordWrite;
@@ -34,11 +24,13 @@ export interface LockChange {
 
 export class ObjectKeyActor {
   private readonly queue = new SerialQueue();
+  private stale = false;
 
   constructor(
     readonly service: string,
     readonly key: string,
     private snapshot: ObjectKeySnapshot,
+    private readonly forget: (actor: ObjectKeyActor) => void,
   ) {}
 
   get holder(): string | undefined {
@@ -55,19 +47,25 @@ export class ObjectKeyActor {
    * The in-memory state moves only once that commit succeeded. Call inside `run`.
    */
   async change(event: ObjectKeyEvent, commit: (change: LockChange) => Promise<void>): Promise<LockChange> {
+    if (this.stale) throw new Error(`the lock of ${this.service}/${this.key} must be read again from the store`);
     const [next, actions] = objectKeySteps.next(this.snapshot, event);
-    const granted = actions.filter((a) => a.type === 'grant').map((a) => (a.params as { invocationId: string }).invocationId);
-    const persisted: PersistedObjectKey = { value: String(next.value), context: next.context };
     const change: LockChange = {
-      record: { kind: OBJECT_RECORD, key: objectRecordKey(this.service, this.key), value: persisted },
-      granted,
+      record: { kind: RecordKind.objectKey, key: objectRecordKey(this.service, this.key), value: persistObjectKey(next) },
+      granted: objectKeyEffects(actions).map((e) => e.params.invocationId),
     };
-    await commit(change);
+    try {
+      await commit(change);
+    } catch (err) {
+      this.stale = true;
+      this.forget(this);
+      throw err;
+    }
     this.snapshot = next;
     return change;
   }
 }
 
+/** The live lock actors, loaded from the store on first use. */
 export class ObjectLocks {
   private readonly actors = new Map<string, ObjectKeyActor>();
   private readonly loading = new SingleFlight<ObjectKeyActor>();
@@ -79,13 +77,18 @@ export class ObjectLocks {
     const live = this.actors.get(id);
     if (live) return live;
     return this.loading.run(id, async () => {
-      const persisted = (await this.store.getRecord(partition, OBJECT_RECORD, id)) as PersistedObjectKey | undefined;
-      const snapshot = persisted
-        ? objectKeyMachine.resolveState({ value: persisted.value, context: persisted.context })
-        : objectKeySteps.initial({ service, key })[0];
-      const actor = new ObjectKeyActor(service, key, snapshot);
+      const stored = await this.store.getRecord(partition, RecordKind.objectKey, id);
+      const snapshot = stored !== undefined ? restoreObjectKey(readObjectKey(stored)) : objectKeySteps.initial({ service, key })[0];
+      const actor = new ObjectKeyActor(service, key, snapshot, (a) => {
+        if (this.actors.get(id) === a) this.actors.delete(id);
+      });
       this.actors.set(id, actor);
       return actor;
     });
+  }
+
+  /** Forgets every loaded lock: after the store lost commits' outcomes, they are read again. */
+  clear(): void {
+    this.actors.clear();
   }
 }

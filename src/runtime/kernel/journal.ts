@@ -3,8 +3,8 @@
  * of which completion ids and signals already have a notification (to answer "is what the
  * SDK awaits already here?" without decoding the journal again).
  */
-import type { JournalEntry } from '../store/types.js';
-import { decodeNotification, isCommand, isNotification, MessageType } from '../protocol/messages.js';
+import type { JournalEntry } from '../../store/types.js';
+import { decodeNotification, isCommand, isNotification, MessageType } from '../../protocol/messages.js';
 
 /** How a stored notification ended: needed to evaluate v7 all/any combinators. */
 export type Resolution = 'success' | 'failure';

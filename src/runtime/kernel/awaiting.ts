@@ -6,16 +6,9 @@
  * race check done before suspending, and the test run for every new notification while
  * suspended.
  */
-import type { Awaiting } from '../../machines/invocation.js';
-import type { Future } from '../protocol/messages.js';
+import type { Awaiting } from '../../../machines/invocation.js';
+import { CombinatorType, type Future } from '../../protocol/messages.js';
 import type { JournalView, Resolution } from './journal.js';
-
-const Combinator = {
-  firstCompleted: 1,
-  allCompleted: 2,
-  firstSucceededOrAllFailed: 3,
-  allSucceededOrFirstFailed: 4,
-} as const;
 
 function resolveFuture(f: Future, journal: JournalView): Resolution | undefined {
   const outcomes: Array<Resolution | undefined> = [
@@ -30,11 +23,11 @@ function resolveFuture(f: Future, journal: JournalView): Resolution | undefined 
   const anyFailure = done.includes('failure');
   const all = done.length === outcomes.length;
   switch (f.combinatorType) {
-    case Combinator.allCompleted:
+    case CombinatorType.AllCompleted:
       return all ? (anyFailure ? 'failure' : 'success') : undefined;
-    case Combinator.firstSucceededOrAllFailed:
+    case CombinatorType.FirstSucceededOrAllFailed:
       return anySuccess ? 'success' : all ? 'failure' : undefined;
-    case Combinator.allSucceededOrFirstFailed:
+    case CombinatorType.AllSucceededOrFirstFailed:
       return anyFailure ? 'failure' : all ? 'success' : undefined;
     default:
       // FIRST_COMPLETED, and UNKNOWN which the protocol says to treat the same way.
