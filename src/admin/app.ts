@@ -1,7 +1,8 @@
 /**
  * The admin API (port 9070): a Koa app whose routes only translate HTTP to registry (and,
  * through `extraRoutes`, runtime and query) calls. Middleware, outermost first:
- * compression, the error funnel, the `/vN` prefix, the routes, then 404/405.
+ * compression, the error funnel, the `/vN` prefix, koa-body (JSON bodies read as text, with
+ * their size limit), the routes, then 404/405.
  */
 import { gzipSync } from 'node:zlib';
 import Router from '@koa/router';
@@ -10,7 +11,7 @@ import type { Config } from '../config.js';
 import { AdminEmptyError, AdminTextError } from '../errors.js';
 import type { Registry } from '../registry/registry.js';
 import { errorFunnel, type AdminLog } from './funnel.js';
-import { sendJson } from './http-io.js';
+import { readBodies, sendJson } from './http-io.js';
 import { adminOpenApi } from './openapi.js';
 import { deploymentRoutes } from './routes/deployments.js';
 import { limitRoutes } from './routes/limits.js';
@@ -96,6 +97,7 @@ export function createAdminApp(deps: AdminDeps): Koa {
   app.use(compression);
   app.use(errorFunnel(log));
   app.use(versionPrefix);
+  app.use(readBodies);
   app.use(router.routes());
   // Reached only when no route took the request: §1.2, 404 or 405 with `allow`, empty bodies.
   app.use(async (ctx) => {

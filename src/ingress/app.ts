@@ -8,7 +8,8 @@ import Router from '@koa/router';
 import { IngressError } from '../errors.js';
 import type { Logger } from '../runtime/types.js';
 import { cors, errorFunnel, methodNotAllowed, notFound } from './errors.js';
-import { legacyInvoke, registerInvokeRoutes, type IngressDeps } from './invoke-routes.js';
+import type { IngressDeps } from './deps.js';
+import { legacyInvoke, registerInvokeRoutes } from './invoke-routes.js';
 import { registerResultRoutes } from './result-routes.js';
 import { registerAwakeableRoutes } from './awakeable-routes.js';
 

@@ -5,21 +5,15 @@
 import type { Context } from 'koa';
 import type Router from '@koa/router';
 import { IngressError } from '../errors.js';
-import type { Registry } from '../registry/registry.js';
-import type { Runtime } from '../runtime/runtime.js';
-import type { Config } from '../config.js';
+import { isWorkflowRun } from '../registry/types.js';
 import type { Target } from '../../machines/invocation.js';
 import { checkInput, inputHeaders, parseDelay, readBody, segmentsAfter } from './request.js';
-import { formatTimestamp, writeCompletion } from './results.js';
-import { answerAttach } from './result-routes.js';
+import { writeCompletion } from './results.js';
+import { rfc3339Nanos } from '../timestamps.js';
+import { answerAttach } from './answers.js';
+import type { IngressDeps } from './deps.js';
 import { methodNotAllowed } from './errors.js';
 import { ulid } from './ulid.js';
-
-export interface IngressDeps {
-  runtime: Runtime;
-  registry: Registry;
-  config: Config;
-}
 
 const BAD_PATH =
   'bad path, expected /restate/call/:service/:handler, /restate/send/:service/:handler, /restate/scope/:scope/call/:service/:handler, /restate/attach/:invocation_id, /restate/output/:invocation_id, or /restate/lookup';
@@ -56,7 +50,7 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
   }
   const delay = typeof delayRaw === 'string' ? parseDelay(delayRaw) : undefined;
   const idempotencyKey = ctx.get('idempotency-key') !== '' || ctx.req.headers['idempotency-key'] !== undefined ? ctx.get('idempotency-key') : undefined;
-  if (idempotencyKey !== undefined && resolved.handler.ty === 'Workflow') {
+  if (idempotencyKey !== undefined && isWorkflowRun(resolved)) {
     throw new IngressError(
       400,
       'cannot use the idempotency key with workflow handlers. The handler invocation will already be idempotent by the workflow key itself.',
@@ -84,12 +78,12 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
     ctx.set('x-restate-id', invocationId);
     ctx.body = JSON.stringify({
       invocationId,
-      ...(executeAt !== undefined && !previous ? { executionTime: formatTimestamp(executeAt) } : {}),
+      ...(executeAt !== undefined && !previous ? { executionTime: rfc3339Nanos(executeAt) } : {}),
       status: previous ? 'PreviouslyAccepted' : 'Accepted',
     });
     return;
   }
-  if (previous && resolved.handler.ty === 'Workflow') {
+  if (previous && isWorkflowRun(resolved)) {
     // reference-behavior.md §2.4: a second submission of a workflow id by call.
     throw new IngressError(409, 'the workflow method was already invoked', 'invocation', { invocationId });
   }

@@ -8,12 +8,12 @@
  * for `invoked_by_target` (plan.ts).
  */
 import type { Config } from '../config.js';
-import type { InvocationContext } from '../../machines/invocation.js';
 import { parseInvocationId, partitionKeyOf } from '../protocol/ids.js';
 import type { Registry } from '../registry/registry.js';
 import type { Deployment } from '../registry/types.js';
-import { RecordKind } from '../runtime/kernel/persisted.js';
-import type { PromiseRecord } from '../runtime/invoker/commands/promises.js';
+import { readInvocation, RecordKind } from '../runtime/kernel/persisted.js';
+import { negotiatedVersion } from '../protocol/versions.js';
+import type { PromiseRecord } from '../runtime/invoker/commands/promise-records.js';
 import { partitionOf } from '../runtime/kernel/partitioning.js';
 import type { JournalEntry, Store } from '../store/types.js';
 import type { RowSource } from './engine.js';
@@ -100,9 +100,10 @@ class StoreReader {
   }
 
   private async load(partition: number, id: string): Promise<LoadedInvocation | undefined> {
-    const snap = (await this.deps.store.loadInvocation(partition, id)) as { value?: unknown; context?: InvocationContext } | undefined;
-    if (!snap || typeof snap.value !== 'string' || !snap.context?.target) return undefined;
-    return { partition, id, partitionKey: parseInvocationId(id).partitionKey, value: snap.value, context: snap.context };
+    const raw = await this.deps.store.loadInvocation(partition, id);
+    if (raw === undefined) return undefined;
+    const { value, context } = readInvocation(raw);
+    return { partition, id, partitionKey: parseInvocationId(id).partitionKey, value, context };
   }
 }
 
@@ -123,17 +124,11 @@ async function factsOf(inv: LoadedInvocation, reader: StoreReader, deps: QuerySo
     if (caller) facts.callerTarget = caller.context.target;
   }
   const handler = deps.registry.resolveHandler(c.target.service, c.target.handler);
-  if (handler) {
-    // A workflow's run keeps its result for the workflow retention; calls with an
-    // idempotency key (every ingress call, §6.7) for the idempotency retention.
-    facts.completionRetention =
-      handler.handler.ty === 'Workflow' ? handler.workflowCompletionRetention : c.idempotencyKey !== undefined ? handler.idempotencyRetention : 0;
-    facts.journalRetention = handler.journalRetention;
-  }
+  if (handler) facts.journalRetention = handler.journalRetention;
   const deployment = c.deploymentId !== undefined ? deps.registry.getDeployment(c.deploymentId) : undefined;
   if (deployment) {
-    // The version attempts negotiate (runtime/attempt.ts).
-    facts.protocolVersion = Math.min(deployment.maxProtocolVersion, deps.config.enableProtocolV7 ? 7 : 6);
+    const version = negotiatedVersion(deployment, deps.config.enableProtocolV7);
+    if (version !== undefined) facts.protocolVersion = version;
     if (deployment.sdkVersion !== undefined) facts.server = deployment.sdkVersion;
   }
   return facts;

@@ -13,7 +13,7 @@ import { Transport } from '../protocol/transport.js';
 import type { Registry } from '../registry/registry.js';
 import type { Store } from '../store/types.js';
 import { Attempt } from './invoker/attempt.js';
-import { PromiseQueues } from './invoker/commands/promises.js';
+import { PromiseQueues } from './invoker/commands/promise-records.js';
 import type { ActorPorts, Committed, InvocationActor } from './kernel/invocation-actor.js';
 import { ObjectLocks } from './kernel/object-keys.js';
 import { ActorCache } from './services/actors.js';

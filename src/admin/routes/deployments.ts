@@ -14,7 +14,7 @@ export function deploymentRoutes(router: Router, registry: Registry): void {
   });
 
   router.post('/deployments', async (ctx) => {
-    const body = decodeRegister(await readJsonBody(ctx));
+    const body = decodeRegister(readJsonBody(ctx));
     if (body.kind === 'lambda') {
       // The reference answers a Lambda it cannot reach with a discovery failure (§3.3).
       throw new AdminError(
@@ -44,7 +44,7 @@ export function deploymentRoutes(router: Router, registry: Registry): void {
 
   router.patch('/deployments/:deployment', async (ctx) => {
     const id = deploymentParam(ctx.params['deployment'] ?? '');
-    const patch = decodeUpdateDeployment(await readJsonBody(ctx));
+    const patch = decodeUpdateDeployment(readJsonBody(ctx));
     sendJson(ctx, 200, deploymentDetailView(await registry.updateDeployment(id, patch)));
   });
 }

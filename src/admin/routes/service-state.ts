@@ -86,7 +86,7 @@ export function serviceStateRoutes(runtime: Runtime, registry: Registry): (route
   return (router) => {
     router.post('/services/:service/state', async (ctx) => {
       // The body is checked before the service is looked up, as the reference's extractors do.
-      const body = decodeModifyServiceState(await readJsonBody(ctx));
+      const body = decodeModifyServiceState(readJsonBody(ctx));
       const name = ctx.params['service'] ?? '';
       const service = registry.getService(name);
       if (!service) throw new AdminError(404, `The requested service '${name}' does not exist`);

@@ -22,7 +22,7 @@ import type { attemptMachine } from '../../../machines/attempt.js';
 import type { AttemptHandle, InvocationActor } from '../kernel/invocation-actor.js';
 import type { Logger } from '../types.js';
 import { PROMISE_COMMANDS, type CommandScope, type TargetOutcome } from './commands/index.js';
-import { PromiseChanges, type PromiseQueues } from './commands/promises.js';
+import { PromiseChanges, type PromiseQueues } from './commands/promise-records.js';
 import { readBatch } from './frames.js';
 import { sessionFor, type Session } from './session.js';
 import { startFrames } from './start.js';

@@ -48,4 +48,4 @@ export async function commandOutcome(scope: CommandScope, entry: JournalEntry): 
 }
 
 /** Commands whose batch must run under their workflow's promise queue (invoker/attempt.ts). */
-export { PROMISE_COMMANDS } from './promises.js';
+export { PROMISE_COMMANDS } from './promise-records.js';

@@ -9,7 +9,7 @@
 import type { Completion, Target } from '../../../../machines/invocation.js';
 import type { Registry } from '../../../registry/registry.js';
 import type { JournalEntry, OutboxMessage, StateOp, Store, Timer } from '../../../store/types.js';
-import type { PromiseChanges } from './promises.js';
+import type { PromiseChanges } from './promise-records.js';
 
 /** A command the server cannot accept: the attempt fails and is retried (Restate's precondition errors). */
 export class CommandRejected extends Error {
