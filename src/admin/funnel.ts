@@ -3,7 +3,7 @@
  * reference's response here (reference-behavior.md §1.2), so no route builds an error body.
  */
 import type { Context, Next } from 'koa';
-import { AdminEmptyError, AdminError, AdminTextError, QueryError } from '../errors.js';
+import { AdminEmptyError, AdminError, AdminTextError, DomainError, NotImplemented, QueryError, statusOf } from '../errors.js';
 import { sendEmpty, sendJson, sendText } from './http-io.js';
 
 export type AdminLog = (message: string, err: unknown) => void;
@@ -39,6 +39,12 @@ function render(ctx: Context, err: unknown, log: AdminLog): void {
   if (err instanceof AdminError) return sendJson(ctx, err.status, { message: err.message, restate_code: err.restateCode });
   if (err instanceof AdminTextError) return sendText(ctx, err.status, err.message);
   if (err instanceof AdminEmptyError) return sendEmpty(ctx, err.status, err.headers);
+  // The reference answers what it does not implement with an empty 501.
+  if (err instanceof NotImplemented) return sendEmpty(ctx, 501);
+  if (err instanceof DomainError) {
+    if (statusOf(err) >= 500) log(`admin: ${ctx.method} ${ctx.path} failed`, err);
+    return sendJson(ctx, statusOf(err), { message: err.message, restate_code: err.code });
+  }
   // `/query` errors carry no `restate_code` (§1.2).
   if (err instanceof QueryError) return sendJson(ctx, err.status, { message: err.message });
   // Client errors raised by Koa itself (e.g. a malformed URI component).

@@ -29,7 +29,7 @@ import { fireTimer } from './services/timer-firing.js';
 import { TimerService } from './services/timers.js';
 import type { CompletedInvocation, InvokeRequest, InvokeResult, Logger, OutputState } from './types.js';
 
-export type { Outcome as OperatorOutcome, DeploymentChoice, RestartOptions, RestartOutcome } from './services/operator.js';
+export type { Outcome as OperatorOutcome, DeploymentChoice, RestartOptions, Restarted } from './services/operator.js';
 
 export class Runtime {
   private readonly transport = new Transport();

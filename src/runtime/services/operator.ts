@@ -16,7 +16,9 @@ import {
   MessageType,
 } from '../../protocol/messages.js';
 import type { Registry } from '../../registry/registry.js';
+import { Conflict, Gone, InvalidRequest, NotFound, Unprocessable } from '../../errors.js';
 import type { JournalEntry, Store } from '../../store/types.js';
+import type { PersistedInvocation } from '../types.js';
 import type { InvocationActor } from '../kernel/invocation-actor.js';
 import type { JournalView } from '../kernel/journal.js';
 import { isWorkflowRunContext } from '../kernel/persisted.js';
@@ -32,25 +34,40 @@ export interface OperatorDeps {
   now(): number;
 }
 
-/** How an operation ended; the admin API maps each outcome to the reference's answer. */
-export type Outcome =
-  | 'done'
-  | 'noop'
-  | 'notFound'
-  | 'completed'
-  | 'notRunning'
-  | 'notCompleted'
-  /** resume?deployment= on an invocation that runs, or has no deployment pinned yet. */
-  | 'cannotChangeDeployment'
-  | 'unknownDeployment';
+/**
+ * How an operation that did not fail ended: it changed something, or there was nothing to do.
+ * Everything else is a domain error with the reference's text (reference-behavior.md §3.5).
+ */
+export type Outcome = 'done' | 'noop';
 
 const CANCEL_SIGNAL = 1;
 
-/** Live (non-completed) invocations go through `live`; others answer from the store. */
-async function withInvocation(rt: OperatorDeps, id: string, live: (host: InvocationActor) => Promise<Outcome>): Promise<Outcome> {
+const invocationNotFound = (id: string) => new NotFound(`The requested invocation '${id}' does not exist`);
+const deploymentNotFound = (id: string) => new NotFound(`The requested deployment '${id}' does not exist`);
+
+/**
+ * Live (non-completed) invocations go through `live`, inside their queue; a completed one
+ * answers 409 with `completedText` ("was already completed.", ...).
+ */
+async function withInvocation(rt: OperatorDeps, id: string, completedText: string, live: (host: InvocationActor) => Promise<Outcome>): Promise<Outcome> {
+  const completed = () => new Conflict(`The invocation '${id}' ${completedText}`);
   const host = await rt.actors.get(id);
-  if (host) return host.run(() => (host.status === 'completed' ? Promise.resolve('completed' as const) : live(host)));
-  return (await rt.invocations.output(id)).state === 'completed' ? 'completed' : 'notFound';
+  if (host) {
+    return host.run(() => {
+      if (host.status === 'completed') throw completed();
+      return live(host);
+    });
+  }
+  if ((await rt.invocations.output(id)).state === 'completed') throw completed();
+  throw invocationNotFound(id);
+}
+
+/** The completed invocation an operation works on: 404 when missing, 409 while it runs. */
+async function completedInvocation(rt: OperatorDeps, id: string, runningText: string): Promise<PersistedInvocation> {
+  const stored = await rt.actors.stored(id);
+  if (!stored) throw invocationNotFound(id);
+  if (stored.value !== 'completed') throw new Conflict(`The invocation '${id}' ${runningText}`);
+  return stored;
 }
 
 /**
@@ -58,7 +75,7 @@ async function withInvocation(rt: OperatorDeps, id: string, live: (host: Invocat
  * compensations); what has not started yet ends at once as cancelled.
  */
 export function cancel(rt: OperatorDeps, id: string): Promise<Outcome> {
-  return withInvocation(rt, id, async (host) => {
+  return withInvocation(rt, id, 'was already completed.', async (host) => {
     const now = rt.now();
     if (['scheduled', 'pending', 'paused'].includes(host.status)) {
       await host.commit({ events: [{ type: 'kill', failure: { code: 409, message: 'Cancelled' }, now }] });
@@ -73,7 +90,7 @@ export function cancel(rt: OperatorDeps, id: string): Promise<Outcome> {
 /** Kill: ends now, no user code runs; the calls it still waits for are killed too. */
 export async function kill(rt: OperatorDeps, id: string): Promise<Outcome> {
   let children: string[] = [];
-  const outcome = await withInvocation(rt, id, async (host) => {
+  const outcome = await withInvocation(rt, id, 'was already completed.', async (host) => {
     children = pendingCallees(host.journal);
     await host.commit({ events: [{ type: 'kill', failure: { code: 409, message: 'killed' }, now: rt.now() }] });
     return 'done';
@@ -101,9 +118,10 @@ function pendingCallees(journal: JournalView): string[] {
 }
 
 export function pause(rt: OperatorDeps, id: string): Promise<Outcome> {
-  return withInvocation(rt, id, async (host) => {
+  const notRunning = 'is not running, cannot be paused.';
+  return withInvocation(rt, id, notRunning, async (host) => {
     if (host.status === 'paused') return 'noop';
-    if (!['running', 'suspended', 'backingOff'].includes(host.status)) return 'notRunning';
+    if (!['running', 'suspended', 'backingOff'].includes(host.status)) throw new Conflict(`The invocation '${id}' ${notRunning}`);
     await host.commit({ events: [{ type: 'pause', now: rt.now() }] });
     return 'done';
   });
@@ -114,15 +132,17 @@ export function pause(rt: OperatorDeps, id: string): Promise<Outcome> {
  * pinned moves to that deployment first (its next attempt runs there).
  */
 export async function resume(rt: OperatorDeps, id: string, deployment?: DeploymentChoice): Promise<Outcome> {
-  if (deployment?.kind === 'id' && !rt.registry.getDeployment(deployment.id)) return 'unknownDeployment';
-  return withInvocation(rt, id, async (host) => {
+  if (deployment?.kind === 'id' && !rt.registry.getDeployment(deployment.id)) throw deploymentNotFound(deployment.id);
+  return withInvocation(rt, id, 'is completed, cannot be resumed.', async (host) => {
     const now = rt.now();
     const events: InvocationEvent[] = [];
     if (deployment && deployment.kind !== 'keep') {
       const { target, deploymentId } = host.context;
-      if (!['paused', 'suspended'].includes(host.status) || deploymentId === undefined) return 'cannotChangeDeployment';
+      if (!['paused', 'suspended'].includes(host.status) || deploymentId === undefined) {
+        throw new Conflict(`The invocation '${id}' is still running or the deployment id is not pinned yet, deployment id cannot be changed.`);
+      }
       const to = deployment.kind === 'id' ? deployment.id : rt.registry.resolveHandler(target.service, target.handler)?.deployment.id;
-      if (to === undefined) return 'unknownDeployment';
+      if (to === undefined) throw deploymentNotFound(deployment.kind);
       if (to !== deploymentId) events.push({ type: 'pinDeployment', deploymentId: to, now });
     }
     if (host.status === 'paused') events.push({ type: 'resume', now });
@@ -134,9 +154,7 @@ export async function resume(rt: OperatorDeps, id: string, deployment?: Deployme
 
 /** Purge: a completed invocation, its journal and its id are forgotten now. */
 export async function purge(rt: OperatorDeps, id: string): Promise<Outcome> {
-  const out = await rt.invocations.output(id);
-  if (out.state === 'missing') return 'notFound';
-  if (out.state !== 'completed') return 'notCompleted';
+  await completedInvocation(rt, id, 'is not yet completed.');
   await rt.store.commit({ partition: rt.actors.partitionOf(id), deleteInvocations: [id], timersRemove: [timerKey.expire(id)] });
   return 'done';
 }
@@ -147,11 +165,7 @@ export async function purge(rt: OperatorDeps, id: string): Promise<Outcome> {
  * records, and the expiry timer with it, so an expiry that fired in between still purges it.
  */
 export async function purgeJournal(rt: OperatorDeps, id: string): Promise<Outcome> {
-  const out = await rt.invocations.output(id);
-  if (out.state === 'missing') return 'notFound';
-  if (out.state !== 'completed') return 'notCompleted';
-  const persisted = await rt.actors.stored(id);
-  if (!persisted) return 'notFound';
+  const persisted = await completedInvocation(rt, id, 'is not yet completed.');
   await rt.store.commit({
     partition: rt.actors.partitionOf(id),
     deleteInvocations: [id],
@@ -171,9 +185,9 @@ export interface RestartOptions {
   deployment?: DeploymentChoice;
 }
 
-export type RestartOutcome =
-  | { outcome: 'done'; newInvocationId: string }
-  | { outcome: 'notFound' | 'stillRunning' | 'unsupported' | 'inputGone' | 'incompletePrefix' | 'unknownDeployment' };
+export interface Restarted {
+  newInvocationId: string;
+}
 
 /**
  * The journal to start a restarted invocation with: entries `0..from` of the old one, then the
@@ -221,24 +235,27 @@ function completionIdsOf(entry: JournalEntry): number[] {
  * same target and input (its journal's Input entry), optionally keeping a journal prefix.
  * Workflow runs cannot be restarted; a purged journal has no input left (reference §3.5).
  */
-export async function restartAsNew(rt: OperatorDeps, id: string, opts: RestartOptions = {}): Promise<RestartOutcome> {
-  const out = await rt.invocations.output(id);
-  if (out.state === 'missing') return { outcome: 'notFound' };
-  if (out.state !== 'completed') return { outcome: 'stillRunning' };
-  const persisted = await rt.actors.stored(id);
-  if (!persisted) return { outcome: 'notFound' };
-  const old = persisted.context;
-  if (isWorkflowRunContext(old)) return { outcome: 'unsupported' };
+export async function restartAsNew(rt: OperatorDeps, id: string, opts: RestartOptions = {}): Promise<Restarted> {
+  const old = (await completedInvocation(rt, id, 'is still running.')).context;
+  if (isWorkflowRunContext(old)) {
+    throw new Unprocessable(
+      `Restarting the invocation '${id}' is not supported. Restarting workflows is not supported, and restarting invocations created using the old service protocol.`,
+    );
+  }
   const journal = await rt.store.readJournal(rt.actors.partitionOf(id), id);
   const input = journal[0];
-  if (input?.type !== MessageType.InputCommand) return { outcome: 'inputGone' };
+  if (input?.type !== MessageType.InputCommand) {
+    throw new Gone(
+      `The invocation '${id}' cannot be restarted because the input is not available. This indicates that the journal was already purged, or not retained at all.`,
+    );
+  }
   const from = opts.from ?? 0;
   const entries = from === 0 ? [input] : restartPrefix(journal, from);
-  if (!entries) return { outcome: 'incompletePrefix' };
+  if (!entries) throw new InvalidRequest(`The prefix of the journal '${id}' up to 'from' (included) contains some Commands without respective Completions.`);
   let deploymentId: string | undefined;
   if (from > 0 && opts.deployment?.kind === 'keep') deploymentId = old.deploymentId;
   if (from > 0 && opts.deployment?.kind === 'id') {
-    if (!rt.registry.getDeployment(opts.deployment.id)) return { outcome: 'unknownDeployment' };
+    if (!rt.registry.getDeployment(opts.deployment.id)) throw deploymentNotFound(opts.deployment.id);
     deploymentId = opts.deployment.id;
   }
   const { headers, value } = decodeInputCommand(input.payload);
@@ -254,7 +271,7 @@ export async function restartAsNew(rt: OperatorDeps, id: string, opts: RestartOp
     journal: entries,
     ...(deploymentId !== undefined ? { deploymentId } : {}),
   });
-  return { outcome: 'done', newInvocationId: newId };
+  return { newInvocationId: newId };
 }
 
 /** The actions bound to their dependencies, as the admin API calls them. */
