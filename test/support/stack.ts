@@ -22,6 +22,15 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+export type Rows = Array<Record<string, unknown>>;
+
+/** `POST /query` answered in JSON; the rows of a query that must succeed. */
+export async function sqlRows(admin: Got, sql: string): Promise<Rows> {
+  const res = await admin.post('query', { json: { query: sql }, headers: { accept: 'application/json' } });
+  if (res.statusCode !== 200) throw new Error(`query failed: ${res.statusCode} ${res.body}`);
+  return (JSON.parse(res.body) as { rows: Rows }).rows;
+}
+
 const client = (prefixUrl: string) =>
   got.extend({ prefixUrl, throwHttpErrors: false, retry: { limit: 0 }, timeout: { request: 60_000 } });
 
