@@ -34,6 +34,6 @@ for (const store of storeKinds) {
     const result = await stack.ingress.get(`restate/attach/${invocationId}`);
     t.is(result.statusCode, 200);
     t.deepEqual(JSON.parse(result.body), { resolvedWith: 'go' });
-    await waitFor(async () => (await stack.ingress.post(`restate/call/Counter/${key}/get`, { json: null })).body === '42');
+    await waitFor(async () => (await stack.ingress.post(`restate/call/Counter/${key}/get`, { json: null })).body === '42', 5_000);
   });
 }

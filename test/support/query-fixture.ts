@@ -103,6 +103,8 @@ const base = (id: string, target: InvocationContext['target'], createdAt: number
   createdAt,
   modifiedAt: createdAt,
   retryCount: 0,
+  // As the runtime stores it for the default retentions (services/identity.ts).
+  completionRetention: 86_400_000,
 });
 
 const snapshots: Array<{ value: string; context: InvocationContext }> = [
