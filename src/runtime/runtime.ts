@@ -26,7 +26,7 @@ import { recover, type Recovered } from './services/recovery.js';
 import { RetryScheduler } from './services/retry.js';
 import { StateMutations, type StateMutation } from './services/state-mutations.js';
 import { fireTimer } from './services/timer-firing.js';
-import { TimerService } from './services/timers.js';
+import { TimerService } from './services/timer-arming.js';
 import type { CompletedInvocation, InvokeRequest, InvokeResult, Logger, OutputState } from './types.js';
 
 export type { Outcome as OperatorOutcome, DeploymentChoice, RestartOptions, Restarted } from './services/operator.js';

@@ -13,7 +13,7 @@ import type { Attachments } from './attachments.js';
 import type { Delivery } from './delivery.js';
 import type { RetryScheduler } from './retry.js';
 import type { StateMutations } from './state-mutations.js';
-import type { TimerService } from './timers.js';
+import type { TimerService } from './timer-arming.js';
 
 export interface RecoveryDeps {
   readonly store: Store;
