@@ -45,27 +45,22 @@ function isVersioned(raw: unknown): raw is { v?: unknown; value: unknown; contex
   return typeof raw === 'object' && raw !== null && 'value' in raw && 'context' in raw;
 }
 
-/** A stored invocation in its current form; throws on something that is not one. */
+/**
+ * A stored snapshot in its current form; throws on something that is not one. Versions 0 and 1
+ * have the same shape; a later version gets its upgrade step here.
+ */
+function readSnapshot<C>(what: string, raw: unknown): { v: 1; value: string; context: C } {
+  if (!isVersioned(raw) || typeof raw.value !== 'string') throw new UnreadableRecord(what, raw);
+  if (raw.v !== undefined && raw.v !== 1) throw new UnreadableRecord(`${what} of version ${String(raw.v)}`, raw);
+  return { v: 1, value: raw.value, context: raw.context as C };
+}
+
 export function readInvocation(raw: unknown): PersistedInvocation {
-  if (!isVersioned(raw) || typeof raw.value !== 'string') throw new UnreadableRecord('invocation', raw);
-  switch (raw.v) {
-    case undefined:
-    case 1:
-      return { v: 1, value: raw.value, context: raw.context as InvocationContext };
-    default:
-      throw new UnreadableRecord(`invocation of version ${String(raw.v)}`, raw);
-  }
+  return readSnapshot<InvocationContext>('invocation', raw);
 }
 
 export function readObjectKey(raw: unknown): PersistedObjectKey {
-  if (!isVersioned(raw) || typeof raw.value !== 'string') throw new UnreadableRecord('object key', raw);
-  switch (raw.v) {
-    case undefined:
-    case 1:
-      return { v: 1, value: raw.value, context: raw.context as ObjectKeyContext };
-    default:
-      throw new UnreadableRecord(`object key of version ${String(raw.v)}`, raw);
-  }
+  return readSnapshot<ObjectKeyContext>('object key', raw);
 }
 
 export function persistInvocation(snapshot: InvocationSnapshot): PersistedInvocation {
