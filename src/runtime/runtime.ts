@@ -22,7 +22,7 @@ import { Delivery } from './services/delivery.js';
 import { Invocations } from './services/invocations.js';
 import { LockGrants } from './services/lock-grants.js';
 import { operatorActions } from './services/operator.js';
-import { recover, type Recovered } from './services/recovery.js';
+import { recover, recoverPartition, type Recovered, type RecoveryDeps } from './services/recovery.js';
 import { RetryScheduler } from './services/retry.js';
 import { StateMutations, type StateMutation } from './services/state-mutations.js';
 import { fireTimer } from './services/timer-firing.js';
@@ -53,7 +53,7 @@ export class Runtime {
   ) {
     const now = () => Date.now();
     this.retry = new RetryScheduler(log);
-    this.locks = new ObjectLocks(store);
+    this.locks = new ObjectLocks(store, (partition, err) => this.partitionLost(partition, err));
     const ports = this.ports(now);
     this.actors = new ActorCache(store, config.partitions, ports);
     this.invocations = new Invocations({ registry, actors: this.actors, locks: this.locks, ports, now });
@@ -95,16 +95,7 @@ export class Runtime {
 
   /** At start-up, before serving (services/recovery.ts). */
   recover(): Promise<Recovered> {
-    return recover({
-      store: this.store,
-      partitions: this.config.partitions,
-      actors: this.actors,
-      delivery: this.delivery,
-      timers: this.timers,
-      mutations: this.mutations,
-      attachments: this.attachments,
-      retry: this.retry,
-    });
+    return recover(this.recoveryDeps());
   }
 
   async stop(): Promise<void> {
@@ -149,9 +140,35 @@ export class Runtime {
     for (const id of done.granted) this.grants.granted(id);
   }
 
-  /** A commit's outcome is unknown: drop the actor and redo what the store says, once it answers again. */
+  /** A commit's outcome is unknown: drop the actor, and let its partition do what the store says once it answers again. */
   private lost(actor: InvocationActor, err: unknown): void {
     this.actors.remove(actor);
-    this.retry.later(`invocation ${actor.id}: commit failed, reloading from the store`, err, async () => void (await this.actors.resume(actor.id)));
+    this.partitionLost(actor.partition, err);
+  }
+
+  /**
+   * A commit in this partition may or may not have landed (its reply was lost). Whichever it
+   * was, the partition's recovery makes the actors do what the store says: reload dropped
+   * invocations, start lock holders, re-drive messages, re-arm timers, answer waiters. Tried
+   * again, with backoff, until the store answers.
+   */
+  private partitionLost(partition: number, err: unknown): void {
+    this.retry.later(`partition ${partition}: a commit's outcome is unknown, recovering it from the store`, err, async () => {
+      await recoverPartition(this.recoveryDeps(), partition);
+      await this.invocations.settleWaiters(partition);
+    });
+  }
+
+  private recoveryDeps(): RecoveryDeps {
+    return {
+      store: this.store,
+      partitions: this.config.partitions,
+      actors: this.actors,
+      delivery: this.delivery,
+      timers: this.timers,
+      mutations: this.mutations,
+      attachments: this.attachments,
+      retry: this.retry,
+    };
   }
 }

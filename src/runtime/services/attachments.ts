@@ -24,6 +24,9 @@ export interface AttachmentsDeps {
 }
 
 export class Attachments {
+  /** `caller:completion` of the waits running now: renewing one that runs is a no-op. */
+  private readonly watching = new Set<string>();
+
   constructor(private readonly deps: AttachmentsDeps) {}
 
   /** The target's committed outcome; an undelivered callee is pending. */
@@ -39,7 +42,13 @@ export class Attachments {
 
   /** A stored Attach command waits for its target: answer it when the target completes. */
   watch(callerId: string, completionId: number, targetId: string): void {
-    const answer = () => this.answer(callerId, completionId, targetId);
+    const key = `${callerId}:${completionId}`;
+    if (this.watching.has(key)) return;
+    this.watching.add(key);
+    const answer = async () => {
+      await this.answer(callerId, completionId, targetId);
+      this.watching.delete(key);
+    };
     answer().catch((err: unknown) => this.deps.retry.later(`invocation ${callerId}: attach to ${targetId}`, err, answer));
   }
 

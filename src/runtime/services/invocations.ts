@@ -131,6 +131,21 @@ export class Invocations {
     };
   }
 
+  /**
+   * After a commit with an unknown outcome in `partition`: waiters of invocations that are no
+   * longer live get the stored answer (the completing commit may have landed, its reply lost).
+   */
+  async settleWaiters(partition: number): Promise<void> {
+    for (const id of [...this.waiters.keys()]) {
+      if (this.deps.actors.partitionOf(id) !== partition || this.deps.actors.peek(id)) continue;
+      const out = await this.output(id);
+      if (out.state !== 'completed') continue;
+      const waiting = this.waiters.get(id);
+      this.waiters.delete(id);
+      for (const w of waiting ?? []) w(out);
+    }
+  }
+
   private waitFor(id: string, resolve: (c: CompletedInvocation) => void): void {
     const list = this.waiters.get(id) ?? [];
     list.push(resolve);

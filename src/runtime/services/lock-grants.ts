@@ -37,7 +37,7 @@ export class LockGrants {
     const { service, key } = actor.context.target;
     const lock = await this.deps.locks.get(actor.partition, service, key!);
     await lock.run(async () => {
-      if (lock.holder !== actor.id) {
+      if (!lock.has(actor.id)) {
         await lock.change({ type: 'acquire', invocationId: actor.id }, (change) => this.deps.store.commit({ partition: actor.partition, records: [change.record] }));
       }
     });

@@ -36,7 +36,9 @@ export class RetryScheduler {
     entry.failures++;
     this.waiting.set(key, entry);
     const delay = Math.min(FIRST_DELAY * 2 ** (entry.failures - 1), MAX_DELAY);
-    this.log.error(`${key}: ${err instanceof Error ? err.message : String(err)}; trying again in ${delay} ms`);
+    // One line when a key starts failing, one when it recovers: an outage of the store makes
+    // every key fail again and again.
+    if (entry.failures === 1) this.log.warn(`${key}: ${err instanceof Error ? err.message : String(err)}; trying again with backoff`);
     entry.timer = setTimeout(() => void this.again(key, entry), delay);
     entry.timer.unref();
   }
@@ -51,7 +53,10 @@ export class RetryScheduler {
     entry.timer = undefined;
     try {
       await entry.job();
-      if (this.waiting.get(key) === entry && !entry.timer) this.waiting.delete(key);
+      if (this.waiting.get(key) === entry && !entry.timer) {
+        this.waiting.delete(key);
+        if (entry.failures > 1) this.log.info(`${key}: done after ${entry.failures} tries`);
+      }
     } catch (err) {
       this.later(key, err, entry.job);
     }

@@ -105,12 +105,13 @@ export class StateMutations {
   }
 
   /**
-   * At start-up: mutations still waiting. One that holds its key's lock (granted just before the
-   * last process stopped) is applied now; the others wait in the key's inbox as before.
+   * Recovery: mutations still waiting in these partitions. One that holds its key's lock
+   * (granted just before the last process stopped, or by a commit whose reply was lost) is
+   * applied now; the others wait in the key's inbox as before.
    */
-  async recover(): Promise<number> {
+  async recover(partitions: number[]): Promise<number> {
     let found = 0;
-    for (let p = 0; p < this.deps.partitions; p++) {
+    for (const p of partitions) {
       for (const id of await this.deps.store.listRecords(p, RecordKind.stateMutation)) {
         const pending = (await this.deps.store.getRecord(p, RecordKind.stateMutation, id)) as PendingMutation | undefined;
         if (!pending) continue;

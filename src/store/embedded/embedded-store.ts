@@ -23,6 +23,7 @@ import {
   checkJournalIndex,
   checkTransition,
   conflictMessage,
+  recordConflictMessage,
   decodeEntry,
   decodeJson,
   encodeJson,
@@ -123,9 +124,9 @@ export class EmbeddedStore implements Store {
   }
 
   /**
-   * Checks every append before writing anything, so that a conflicting commit writes nothing:
-   * as in the Redis script, a deleted journal counts as empty and appends to one journal
-   * follow each other.
+   * Checks every append and record expectation before writing anything, so that a conflicting
+   * commit writes nothing: as in the Redis script, a deleted journal counts as empty and
+   * appends to one journal follow each other.
    */
   private apply(t: Transition, plan: Plan): void {
     const { db } = this;
@@ -134,6 +135,11 @@ export class EmbeddedStore implements Store {
       const length = lengths.get(append.id) ?? this.lengthOf(append.range);
       if (length !== append.at) throw new TransitionConflict(conflictMessage(t, i, length));
       lengths.set(append.id, length + append.entries.length);
+    });
+    plan.expects.forEach((expect, i) => {
+      const stored = db.records.get(expect.key) as Buffer | undefined;
+      const holds = expect.json === null ? stored === undefined : stored !== undefined && Buffer.compare(stored, expect.json) === 0;
+      if (!holds) throw new TransitionConflict(recordConflictMessage(t, i));
     });
     for (const d of plan.deletes) {
       db.snapshots.removeSync(d.snapshot);

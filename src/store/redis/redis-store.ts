@@ -14,6 +14,7 @@ import {
   decodeEntry,
   decodeJson,
   encodeJson,
+  recordConflictMessage,
   sortedUtf8,
 } from '../codec.js';
 import {
@@ -38,8 +39,8 @@ export interface RedisStoreOptions {
   commandTimeout?: number;
 }
 
-/** 0 when applied, or [1-based append index, journal length found] on a conflict. */
-type CommitReply = 0 | [number, number];
+/** 0 when applied; [1-based append index, journal length found] or ['record', 1-based expectation index] on a conflict. */
+type CommitReply = 0 | [number, number] | ['record', number];
 
 interface ScriptedRedis extends Redis {
   commitTransition(numKeys: number, keys: string[], args: ScriptArg[]): Promise<CommitReply>;
@@ -86,7 +87,7 @@ export class RedisStore implements Store {
     const { keys, args } = commitArgs(t);
     const reply = await this.redis.commitTransition(keys.length, keys, args);
     if (Array.isArray(reply)) {
-      throw new TransitionConflict(conflictMessage(t, reply[0] - 1, reply[1]));
+      throw new TransitionConflict(reply[0] === 'record' ? recordConflictMessage(t, reply[1] - 1) : conflictMessage(t, reply[0] - 1, reply[1]));
     }
   }
 
