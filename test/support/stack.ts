@@ -5,7 +5,7 @@
 import type { TestFn } from 'ava';
 import got, { type Got } from 'got';
 import path from 'node:path';
-import { startRedis } from './redis.js';
+import { startRedis, type RunningRedis } from './redis.js';
 import { startRedstate, type RedstateProcess } from './server.js';
 import { startService } from './sdk-service.js';
 
@@ -17,6 +17,8 @@ export interface Stack {
   ingress: Got;
   admin: Got;
   serviceUrl: string;
+  /** The Redis of a `redis` stack, to kill and restart it. */
+  redis?: RunningRedis;
   /** Execution counters kept by the SDK service (durable.mjs). */
   counts(): Promise<Record<string, number>>;
   stop(): Promise<void>;
@@ -56,6 +58,7 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
     ingress: client(server.ingress),
     admin,
     serviceUrl: service.url,
+    ...(redis ? { redis } : {}),
     async counts() {
       const res = await fetch(`http://127.0.0.1:${service.countsPort}/counts`);
       return (await res.json()) as Record<string, number>;
