@@ -19,6 +19,8 @@ export interface Config {
   partitions: number;
   /** Ingress request body limit in bytes (Restate: `ingress.request-size-limit`, 32 MiB). */
   requestSizeLimit: number;
+  /** On SIGTERM, how long (ms) requests in flight may still be answered before connections are closed. */
+  shutdownGrace: number;
 }
 
 export class ConfigError extends Error {
@@ -38,6 +40,7 @@ const defaults: Config = {
   enableProtocolV7: false,
   partitions: 24,
   requestSizeLimit: 32 * 1024 * 1024,
+  shutdownGrace: 10_000,
 };
 
 interface Setting {
@@ -97,6 +100,7 @@ const settings: Setting[] = [
   { key: 'enableProtocolV7', env: 'REDSTATE_EXPERIMENTAL_ENABLE_PROTOCOL_V7', parse: bool },
   { key: 'partitions', env: 'REDSTATE_PARTITIONS', parse: positiveInt },
   { key: 'requestSizeLimit', env: 'REDSTATE_REQUEST_SIZE_LIMIT', flag: '--request-size-limit', parse: positiveInt },
+  { key: 'shutdownGrace', env: 'REDSTATE_SHUTDOWN_GRACE', flag: '--shutdown-grace', parse: positiveInt },
 ];
 
 /** Builds the config from `env` and `argv` (flags as `--name value` or `--name=value`). */
@@ -131,5 +135,6 @@ flags (environment variable in brackets):
   --redis-url URL         Redis store, e.g. redis://127.0.0.1:6379 (REDSTATE_REDIS_URL; unset = embedded store)
   --data-dir DIR          embedded store directory (REDSTATE_DATA_DIR, ./.redstate)
   --request-size-limit N  ingress body limit in bytes (REDSTATE_REQUEST_SIZE_LIMIT, 32 MiB)
+  --shutdown-grace MS     on SIGTERM, how long requests in flight may still be answered (REDSTATE_SHUTDOWN_GRACE, 10000)
   REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES, REDSTATE_EXPERIMENTAL_ENABLE_PROTOCOL_V7 (true/false)
 `;

@@ -21,15 +21,22 @@ async function main(): Promise<void> {
     throw err;
   }
   const server = await startServer(config);
+  let stopping = false;
   const stop = (signal: string) => {
-    server.log.info(`${signal} received, stopping`);
+    if (stopping) {
+      // A second signal: stop now. Every acknowledged commit is durable already.
+      server.log.warn(`${signal} received again, exiting at once`);
+      process.exit(1);
+    }
+    stopping = true;
+    server.log.info(`${signal} received, stopping (requests in flight have ${config.shutdownGrace} ms)`);
     server.stop().then(
       () => process.exit(0),
       () => process.exit(1),
     );
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 }
 
 main().catch((err: unknown) => {

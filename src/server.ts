@@ -29,6 +29,19 @@ const log: Logger = {
   error: (m) => process.stderr.write(`${new Date().toISOString()} ERROR ${m}\n`),
 };
 
+/** Stops listening, lets requests in flight finish for up to `graceMs`, then closes what is left. */
+async function closeGracefully(servers: http.Server[], graceMs: number): Promise<void> {
+  const closed = Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  for (const s of servers) s.closeIdleConnections();
+  // Keep-alive connections that finish a request later are closed as they become idle.
+  const idle = setInterval(() => servers.forEach((s) => s.closeIdleConnections()), 100);
+  const grace = new Promise((r) => setTimeout(r, graceMs).unref());
+  await Promise.race([closed, grace]);
+  clearInterval(idle);
+  for (const s of servers) s.closeAllConnections();
+  await closed;
+}
+
 function listen(server: http.Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -61,10 +74,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
     log,
     ingressPort,
     adminPort,
+    /**
+     * Graceful: no new connections; requests in flight (calls waiting for their invocation)
+     * may still be answered for `shutdownGrace` ms while the runtime keeps working; then the
+     * remaining connections are closed, attempts are stopped (their invocations stay durable and
+     * resume at the next start) and the store is closed once every commit it took is done.
+     */
     async stop() {
-      ingress.closeAllConnections();
-      admin.closeAllConnections();
-      await Promise.all([new Promise((r) => ingress.close(r)), new Promise((r) => admin.close(r))]);
+      await closeGracefully([ingress, admin], config.shutdownGrace);
       await runtime.stop();
       await store.close();
     },

@@ -280,6 +280,7 @@ export const config: Config = {
   enableProtocolV7: false,
   partitions: PARTITIONS,
   requestSizeLimit: 32 * 1024 * 1024,
+  shutdownGrace: 10_000,
 };
 
 export interface QueryServer {

@@ -16,6 +16,8 @@ export interface RedstateProcess {
   output(): string;
   /** SIGKILL: no chance to flush or clean anything up. */
   kill(): Promise<void>;
+  /** SIGTERM, as an operator stops it; resolves with the exit code once it has exited. The data stays. */
+  terminate(): Promise<number | null>;
   /** Starts the server again on the same ports and data. */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -49,6 +51,8 @@ export async function startRedstate(opts: RedstateOptions = {}): Promise<Redstat
     ...process.env,
     REDSTATE_HOST: '127.0.0.1',
     REDSTATE_DATA_DIR: dataDir,
+    // Tests that end with calls still waiting need not wait the default 10 s.
+    REDSTATE_SHUTDOWN_GRACE: '2000',
     ...(opts.redisUrl ? { REDSTATE_REDIS_URL: opts.redisUrl } : {}),
     ...opts.env,
   };
@@ -75,6 +79,11 @@ export async function startRedstate(opts: RedstateOptions = {}): Promise<Redstat
     async kill() {
       proc.kill('SIGKILL');
       await exited();
+    },
+    async terminate() {
+      proc.kill('SIGTERM');
+      await exited();
+      return proc.exitCode;
     },
     async restart() {
       log += '\n--- restart ---\n';

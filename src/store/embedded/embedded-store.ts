@@ -259,6 +259,8 @@ export class EmbeddedStore implements Store {
   }
 
   async close(): Promise<void> {
+    // Commits handed in this turn are written (and answered) before the files close.
+    if (this.pending.length > 0) this.flushPending();
     await this.root.close();
   }
 
