@@ -4,7 +4,7 @@
  */
 import type { Context, Next } from 'koa';
 import { IngressError } from '../errors.js';
-import type { Logger } from '../runtime/services.js';
+import { LogField, type Logger } from '../telemetry/log.js';
 
 /** Restate's ingress error body: keys in the order code, message, [metadata], [stacktrace], source. */
 export function errorBody(e: IngressError): string {
@@ -26,7 +26,9 @@ export function errorFunnel(log: Logger) {
         err instanceof IngressError
           ? err
           : new IngressError(500, err instanceof Error ? err.message : String(err), 'ingress');
-      if (!(err instanceof IngressError)) log.error(`ingress ${ctx.method} ${ctx.path}: ${String(err)}`);
+      if (!(err instanceof IngressError)) {
+        log.error({ [LogField.httpMethod]: ctx.method, [LogField.urlPath]: ctx.path, [LogField.httpStatus]: 500, err }, 'ingress request failed');
+      }
       if (e.details.invocationId) ctx.set('x-restate-id', e.details.invocationId);
       for (const [k, v] of Object.entries(e.details.headers ?? {})) ctx.set(k, v);
       ctx.set('x-restate-error-source', e.source);

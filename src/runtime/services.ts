@@ -9,12 +9,10 @@ import type { OutboxMessage, Store, Timer } from '../store/types.js';
 import type { InvocationHost } from './invocation-host.js';
 import type { ObjectLocks } from './object-locks.js';
 import type { PromiseQueues } from './promises.js';
+import type { Logger } from '../telemetry/log.js';
 
-export interface Logger {
-  info(msg: string): void;
-  warn(msg: string): void;
-  error(msg: string): void;
-}
+/** pino, from src/telemetry/log.ts: `log.child(invocationFields(id, target))` for Restate's fields. */
+export type { Logger };
 
 export interface RuntimeServices {
   readonly store: Store;
