@@ -10,6 +10,7 @@ COPY package.json package-lock.json tsconfig.json ./
 COPY scripts/ scripts/
 COPY machines/ machines/
 COPY src/ src/
+# tsconfig.json compiles the tests too; none of them reaches the runtime stage.
 COPY test/ test/
 # `npm ci` runs `prepare`, which compiles to dist/ with the dev dependencies.
 RUN npm ci --no-audit --no-fund

@@ -34,8 +34,8 @@ const listening = (port: number) =>
 
 test(`README's greeter.mjs serves, registers and answers on Node ${process.version}`, async (t) => {
   const dir = await mkdtemp(path.join(tmpdir(), 'redstate-quick-start-'));
-  // As `npm init -y && npm pkg set type=module && npm install @restatedev/restate-sdk` leaves it.
-  await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: 'greeter', type: 'module' }));
+  // As `npm init -y && npm install @restatedev/restate-sdk` leaves it (the SDK from our node_modules).
+  await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: 'greeter', version: '1.0.0' }));
   await symlink(path.join(projectRoot(), 'node_modules'), path.join(dir, 'node_modules'), 'dir');
   await writeFile(path.join(dir, 'greeter.mjs'), await quickStartFile());
 
