@@ -1,7 +1,7 @@
 /**
- * Builds the whole server from a config: store → registry → runtime → supervisor → the two
- * HTTP listeners. The order matters: nothing is served before recovery has re-armed timers
- * and restarted what was running.
+ * Builds the whole server from a config: telemetry → store → registry → runtime → supervisor →
+ * the three HTTP listeners (ingress, admin, node). The order matters: nothing is served before
+ * recovery has re-armed timers and restarted what was running.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,20 +14,17 @@ import { createAdminApp } from './admin/app.js';
 import { invocationRoutes } from './admin/routes/invocations.js';
 import { queryRoutes } from './admin/routes/query.js';
 import { serviceStateRoutes } from './admin/routes/service-state.js';
-import type { Logger } from './runtime/types.js';
+import type { Logger } from './telemetry/log.js';
+import { startProcessMetrics } from './telemetry/metrics.js';
+import { createNodeEndpoint } from './telemetry/node-endpoint.js';
+import { startTracing, stopTracing } from './telemetry/tracing.js';
 
 export interface RunningServer {
-  log: Logger;
   ingressPort: number;
   adminPort: number;
+  nodePort: number;
   stop(): Promise<void>;
 }
-
-const log: Logger = {
-  info: (m) => process.stdout.write(`${new Date().toISOString()} INFO ${m}\n`),
-  warn: (m) => process.stderr.write(`${new Date().toISOString()} WARN ${m}\n`),
-  error: (m) => process.stderr.write(`${new Date().toISOString()} ERROR ${m}\n`),
-};
 
 /** Stops listening, lets requests in flight finish for up to `graceMs`, then closes what is left. */
 async function closeGracefully(servers: http.Server[], graceMs: number): Promise<void> {
@@ -49,31 +46,42 @@ function listen(server: http.Server, port: number, host: string): Promise<number
   });
 }
 
-export async function startServer(config: Config): Promise<RunningServer> {
-  const store = await openStore({ dataDir: config.dataDir, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) });
-  log.info(`store: ${store.info.backend} at ${store.info.location}`);
-  for (const w of store.info.warnings) log.warn(w);
+export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+  const startedAt = performance.now();
+  if (config.tracingEndpoint) await startTracing(config.tracingEndpoint);
+  startProcessMetrics();
+  const store = await openStore({ dataDir: config.dataDir, log, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) });
+  const storeFields = { store: store.info.backend, location: store.info.location };
+  log.info(storeFields, `store: ${store.info.backend} at ${store.info.location}`);
+  for (const w of store.info.warnings) log.warn(storeFields, w);
   const registry = await Registry.load(store);
   const runtime = new Runtime(store, registry, config, log);
   const recovered = await runtime.recover();
   if (recovered.resumed > 0 || recovered.redelivered > 0) {
-    log.info(`recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);
+    log.info(recovered, `recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);
   }
 
   const ingress = http.createServer(createIngressApp({ runtime, registry, config }, log).callback());
   const adminRoutes = [invocationRoutes(runtime), serviceStateRoutes(runtime, registry), queryRoutes({ store, registry, config })];
-  const admin = http.createServer(createAdminApp({ registry, config, extraRoutes: (router) => adminRoutes.forEach((add) => add(router)) }).callback());
+  const admin = http.createServer(createAdminApp({ registry, config, log, extraRoutes: (router) => adminRoutes.forEach((add) => add(router)) }).callback());
+  const node = createNodeEndpoint();
   // Calls block until their invocation completes: no server-side request timeout.
   ingress.requestTimeout = 0;
   ingress.keepAliveTimeout = 65_000;
   const ingressPort = await listen(ingress, config.ingressPort, config.host);
   const adminPort = await listen(admin, config.adminPort, config.host);
-  log.info(`ingress on :${ingressPort}, admin on :${adminPort}`);
+  const nodePort = await listen(node, config.nodePort, config.host);
+  // The readiness line: test/support/server.ts and scripts find the ports in this text.
+  log.info(
+    { ports: { ingress: ingressPort, admin: adminPort, node: nodePort }, startup_ms: Math.round(performance.now() - startedAt) },
+    `ingress on :${ingressPort}, admin on :${adminPort}, node on :${nodePort}`,
+  );
 
+  const servers = [ingress, admin, node];
   return {
-    log,
     ingressPort,
     adminPort,
+    nodePort,
     /**
      * Graceful: no new connections; requests in flight (calls waiting for their invocation)
      * may still be answered for `shutdownGrace` ms while the runtime keeps working; then the
@@ -81,9 +89,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
      * resume at the next start) and the store is closed once every commit it took is done.
      */
     async stop() {
-      await closeGracefully([ingress, admin], config.shutdownGrace);
+      await closeGracefully(servers, config.shutdownGrace);
       await runtime.stop();
       await store.close();
+      await stopTracing();
     },
   };
 }

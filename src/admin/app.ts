@@ -10,12 +10,14 @@ import Koa, { type Context, type Next } from 'koa';
 import type { Config } from '../config.js';
 import { AdminEmptyError, AdminTextError } from '../errors.js';
 import type { Registry } from '../registry/registry.js';
-import { errorFunnel, type AdminLog } from './funnel.js';
+import { silentLogger, type Logger } from '../telemetry/log.js';
+import { errorFunnel } from './funnel.js';
 import { readBodies, sendJson } from './http-io.js';
 import { adminOpenApi } from './openapi.js';
 import { deploymentRoutes } from './routes/deployments.js';
 import { limitRoutes } from './routes/limits.js';
 import { ADMIN_API_VERSIONS, metaRoutes } from './routes/meta.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { serviceRoutes } from './routes/services.js';
 import { subscriptionRoutes } from './routes/subscriptions.js';
 
@@ -24,7 +26,8 @@ export interface AdminDeps {
   config: Config;
   /** More routes on the same router (invocations, query, subscriptions, UI…), same prefixes and funnel. */
   extraRoutes?: (router: Router) => void;
-  log?: AdminLog;
+  /** Registrations and 5xx answers; default: nothing logged (in-process tests). */
+  log?: Logger;
 }
 
 /** Where clients reach the ingress, for `/version` and the OpenAPI `servers`. */
@@ -80,17 +83,18 @@ function allowedMethods(router: Router, path: string): string[] {
 }
 
 export function createAdminApp(deps: AdminDeps): Koa {
-  const log = deps.log ?? ((message, err) => console.error(message, err));
+  const log = deps.log ?? silentLogger;
   const ingressUrl = advertisedIngressUrl(deps.config);
   const router = new Router();
   metaRoutes(router, deps.config, ingressUrl);
   // §3.1: served, but not listed in the document itself.
   const openapi = adminOpenApi();
   router.get('/openapi', (ctx) => sendJson(ctx, 200, openapi));
-  deploymentRoutes(router, deps.registry);
+  deploymentRoutes(router, deps.registry, log);
   serviceRoutes(router, deps.registry, ingressUrl);
   subscriptionRoutes(router, deps.registry);
   limitRoutes(router, deps.registry);
+  metricsRoutes(router);
   deps.extraRoutes?.(router);
 
   const app = new Koa();

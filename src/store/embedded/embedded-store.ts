@@ -37,6 +37,7 @@ import {
   type Timer,
   type Transition,
 } from '../types.js';
+import { storeMetrics } from '../../telemetry/metrics.js';
 import { partitionKey, partitionRange, planTransition, type KeyRange, type Plan } from './plan.js';
 import { decodeTuple, tupleKey } from './tuple.js';
 
@@ -49,12 +50,15 @@ const EMPTY = Buffer.alloc(0);
 
 interface PendingWrite {
   writes: () => void;
+  /** performance.now() when the commit was asked for. */
+  since: number;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
 
 export class EmbeddedStore implements Store {
   private pending: PendingWrite[] = [];
+  private readonly metrics = storeMetrics('embedded');
 
   private constructor(
     private readonly root: RootDatabase,
@@ -70,7 +74,9 @@ export class EmbeddedStore implements Store {
     const root = open({ path, noSubdir: false, maxDbs: TABLES.length + 2 });
     const db = {} as Tables;
     for (const name of TABLES) db[name] = root.openDB<Buffer, Buffer>({ name, encoding: 'binary', keyEncoding: 'binary' });
-    return new EmbeddedStore(root, db, { backend: 'embedded', location: path, warnings: [] });
+    const store = new EmbeddedStore(root, db, { backend: 'embedded', location: path, warnings: [] });
+    store.metrics.connected.set(1);
+    return store;
   }
 
   async commit(t: Transition): Promise<void> {
@@ -91,7 +97,7 @@ export class EmbeddedStore implements Store {
    */
   private write(writes: () => void): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.pending.push({ writes, resolve, reject });
+      this.pending.push({ writes, since: performance.now(), resolve, reject });
       if (this.pending.length === 1) setImmediate(() => this.flushPending());
     });
   }
@@ -116,7 +122,10 @@ export class EmbeddedStore implements Store {
       for (const w of batch) w.reject(err);
       return;
     }
+    const durableAt = performance.now();
+    this.metrics.groupCommitSize.observe(batch.length);
     for (const w of batch) {
+      this.metrics.commitDuration.observe((durableAt - w.since) / 1000);
       const conflict = conflicts.get(w);
       if (conflict) w.reject(conflict);
       else w.resolve();
