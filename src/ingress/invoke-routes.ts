@@ -64,6 +64,7 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
   checkInput(resolved.handler, ctx.get('content-type') || undefined, body);
 
   const now = Date.now();
+  const traceparent = telemetry?.span?.traceparent();
   const { invocationId, executeAt, previous } = await deps.runtime.invoke({
     target,
     input: body,
@@ -74,6 +75,7 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
     ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
     // §2.5: calls and sends to services and objects without a key still record one (workflows do not).
     ...(idempotencyKey === undefined && target.serviceTy !== 'Workflow' ? { autoIdempotencyKey: ulid(now) } : {}),
+    ...(traceparent ? { traceparent } : {}),
   });
   telemetry?.invocation(invocationId);
 

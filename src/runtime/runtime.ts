@@ -23,6 +23,7 @@ import { Invocations } from './services/invocations.js';
 import { LockGrants } from './services/lock-grants.js';
 import { operatorActions } from './services/operator.js';
 import { recover, recoverPartition, type Recovered, type RecoveryDeps } from './services/recovery.js';
+import { observeCommit } from './services/observe.js';
 import { RetryScheduler } from './services/retry.js';
 import { StateMutations, type StateMutation } from './services/state-mutations.js';
 import { fireTimer } from './services/timer-firing.js';
@@ -131,6 +132,7 @@ export class Runtime {
   }
 
   private performCommitted(actor: InvocationActor, done: Committed): void {
+    observeCommit(this.log, actor, done);
     this.timers.added(actor.partition, done.timers);
     this.delivery.deliver(actor.partition, done.outbox);
     for (const e of done.effects) {

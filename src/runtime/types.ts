@@ -37,6 +37,8 @@ export interface InvokeRequest {
   deploymentId?: string;
   /** Set when the id was chosen earlier (by a caller's journal). */
   invocationId?: string;
+  /** W3C trace context of the request that creates it, when tracing is on. */
+  traceparent?: string;
 }
 
 export interface InvokeResult {

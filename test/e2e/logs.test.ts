@@ -97,3 +97,37 @@ test('a Redis outage is one line when it starts and one when it ends', async (t)
   const metrics = await (await fetch(`${server.node}/metrics`)).text();
   t.regex(metrics, /^redstate_store_connected\{backend="redis"\} 1$/m);
 });
+
+test('an attempt failure logs its retry, and exhausted retries log the end, with the invocation fields', async (t) => {
+  const service = await startService('durable.mjs');
+  const server = await startRedstate({ env: JSON_LOGS });
+  t.teardown(async () => {
+    await server.stop();
+    await service.stop();
+  });
+  t.is((await client(server.admin).post('deployments', { json: { uri: service.url } })).statusCode, 201);
+  const ingress = client(server.ingress);
+  const flaky = await ingress.post('restate/call/Durable/flaky', { json: { tag: 'logs', times: 2 } });
+  t.is(flaky.statusCode, 200);
+  const killed = await ingress.post('restate/call/Durable/alwaysFailKill', { json: null });
+  t.is(killed.statusCode, 500);
+
+  const linesOf = (id: string, msg: string) => jsonLines(server.output()).filter((l) => l['restate.invocation.id'] === id && l.msg === msg);
+  const flakyId = String(flaky.headers['x-restate-id']);
+  const retries = linesOf(flakyId, 'attempt failed, retrying');
+  t.is(retries.length, 2, server.output());
+  t.like(retries[0], {
+    level: 'warn',
+    'rpc.service': 'Durable',
+    'rpc.method': 'flaky',
+    'restate.invocation.target': 'Durable/flaky',
+    'restate.error.code': 'RT0007',
+    'error.message': 'flaky failure attempt 1',
+    retry_count: 1,
+  });
+  t.is(typeof retries[0]!['retry_in_ms'], 'number');
+  const killedId = String(killed.headers['x-restate-id']);
+  await waitFor(async () => linesOf(killedId, 'attempt failed, invocation failed for good').length === 1, 10_000);
+  t.is(linesOf(killedId, 'attempt failed, retrying').length, 2, 'two retries before the third attempt kills it');
+  t.is(jsonLines(server.output()).filter((l) => l.level === 'info' && l['restate.invocation.id'] === flakyId).length, 0, 'no info line for an invocation that succeeds');
+});

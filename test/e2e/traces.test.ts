@@ -1,7 +1,8 @@
 /**
  * Traces: with REDSTATE_TRACING_ENDPOINT pointing at a local OTLP/HTTP receiver, every ingress
- * call is one trace with its `ingress Service/handler` span carrying Restate's attributes; a
- * client's `traceparent` makes the span its child.
+ * call is one trace with its `ingress Service/handler` span carrying Restate's attributes, and
+ * an `attempt Service/handler` span per attempt as its child, with the journal's commands as
+ * events; a client's `traceparent` makes the ingress span its child.
  */
 import anyTest, { type TestFn } from 'ava';
 import got from 'got';
@@ -36,10 +37,20 @@ test('one trace per call, with the ingress span and its attributes', async (t) =
     const res = await got.post(`${server.ingress}/restate/call/Greeter/greet`, { json: `n${i}` });
     ids.push(String(res.headers['x-restate-id']));
   }
-  const ingressSpans = () => receiver.spans.filter((s) => ids.includes(String(s.attributes['restate.invocation.id'])));
-  await waitFor(async () => ingressSpans().length >= N, 10_000);
+  const ofCalls = (prefix: string) => receiver.spans.filter((s) => s.name.startsWith(prefix) && ids.includes(String(s.attributes['restate.invocation.id'])));
+  await waitFor(async () => ofCalls('ingress').length >= N && ofCalls('attempt').length >= N, 10_000);
 
-  const spans = ingressSpans();
+  const spans = ofCalls('ingress');
+  const attempts = ofCalls('attempt');
+  t.is(attempts.length, N, 'one attempt per call');
+  for (const attempt of attempts) {
+    const ingress = spans.find((s) => s.attributes['restate.invocation.id'] === attempt.attributes['restate.invocation.id'])!;
+    t.is(attempt.name, 'attempt Greeter/greet');
+    t.is(attempt.traceId, ingress.traceId, 'the attempt is in the trace of its call');
+    t.is(attempt.parentSpanId, ingress.spanId, 'a child of the ingress span');
+    t.like(attempt.attributes, { 'rpc.service': 'Greeter', 'rpc.method': 'greet', 'restate.invocation.attempt': 1 });
+    t.true((attempt.events ?? []).some((e) => e.name === 'restate.invocation.lifecycle.new_command'), 'commands are span events');
+  }
   t.is(spans.length, N);
   t.is(new Set(spans.map((s) => s.traceId)).size, N, 'one trace per call');
   for (const span of spans) {
@@ -66,7 +77,7 @@ test("a client's traceparent is the ingress span's parent", async (t) => {
   const res = await got.post(`${server.ingress}/restate/call/Greeter/greet`, { json: 'Bo', headers: { traceparent: `00-${traceId}-${parent}-01` } });
   const id = String(res.headers['x-restate-id']);
   let span: ReceivedSpan | undefined;
-  await waitFor(async () => (span = receiver.spans.find((s) => s.attributes['restate.invocation.id'] === id)) !== undefined, 10_000);
+  await waitFor(async () => (span = receiver.spans.find((s) => s.name.startsWith('ingress') && s.attributes['restate.invocation.id'] === id)) !== undefined, 10_000);
   t.is(span!.traceId, traceId);
   t.is(span!.parentSpanId, parent);
 });
