@@ -19,6 +19,26 @@ export interface Config {
   partitions: number;
   /** Ingress request body limit in bytes (Restate: `ingress.request-size-limit`, 32 MiB). */
   requestSizeLimit: number;
+  /** Bind address of the ingress; unset: `host`. */
+  ingressHost: string | undefined;
+  /** Bind address of the admin API; unset: `host`. */
+  adminHost: string | undefined;
+  /** PEM files for `rediss://`: a CA to trust beyond the system's, a client certificate and its key. */
+  redisTlsCaFile: string | undefined;
+  redisTlsCertFile: string | undefined;
+  redisTlsKeyFile: string | undefined;
+  /** Mirrors Restate's `request-identity-private-key-pem-file`: sign requests to deployments. */
+  requestIdentityPrivateKeyPemFile: string | undefined;
+  /** Bearer tokens (environment only: flags show in `ps`). Unset: no authentication. */
+  adminToken: string | undefined;
+  ingressToken: string | undefined;
+  /** A file of tokens, one per line: `admin <token>`, `ingress <token>` or `any <token>`. */
+  authTokensFile: string | undefined;
+  /** `/query` limits (src/query/limits.ts). */
+  queryTimeoutMs: number;
+  queryMemoryLimitMb: number;
+  queryMaxRows: number;
+  queryMaxResultBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -38,6 +58,19 @@ const defaults: Config = {
   enableProtocolV7: false,
   partitions: 24,
   requestSizeLimit: 32 * 1024 * 1024,
+  ingressHost: undefined,
+  adminHost: undefined,
+  redisTlsCaFile: undefined,
+  redisTlsCertFile: undefined,
+  redisTlsKeyFile: undefined,
+  requestIdentityPrivateKeyPemFile: undefined,
+  adminToken: undefined,
+  ingressToken: undefined,
+  authTokensFile: undefined,
+  queryTimeoutMs: 30_000,
+  queryMemoryLimitMb: 256,
+  queryMaxRows: 100_000,
+  queryMaxResultBytes: 32 * 1024 * 1024,
 };
 
 interface Setting {
@@ -97,6 +130,24 @@ const settings: Setting[] = [
   { key: 'enableProtocolV7', env: 'REDSTATE_EXPERIMENTAL_ENABLE_PROTOCOL_V7', parse: bool },
   { key: 'partitions', env: 'REDSTATE_PARTITIONS', parse: positiveInt },
   { key: 'requestSizeLimit', env: 'REDSTATE_REQUEST_SIZE_LIMIT', flag: '--request-size-limit', parse: positiveInt },
+  { key: 'ingressHost', env: 'REDSTATE_INGRESS_HOST', flag: '--ingress-host', parse: text },
+  { key: 'adminHost', env: 'REDSTATE_ADMIN_HOST', flag: '--admin-host', parse: text },
+  { key: 'redisTlsCaFile', env: 'REDSTATE_REDIS_TLS_CA_FILE', flag: '--redis-tls-ca-file', parse: text },
+  { key: 'redisTlsCertFile', env: 'REDSTATE_REDIS_TLS_CERT_FILE', flag: '--redis-tls-cert-file', parse: text },
+  { key: 'redisTlsKeyFile', env: 'REDSTATE_REDIS_TLS_KEY_FILE', flag: '--redis-tls-key-file', parse: text },
+  {
+    key: 'requestIdentityPrivateKeyPemFile',
+    env: 'REDSTATE_REQUEST_IDENTITY_PRIVATE_KEY_PEM_FILE',
+    flag: '--request-identity-private-key-pem-file',
+    parse: text,
+  },
+  { key: 'adminToken', env: 'REDSTATE_ADMIN_TOKEN', parse: text },
+  { key: 'ingressToken', env: 'REDSTATE_INGRESS_TOKEN', parse: text },
+  { key: 'authTokensFile', env: 'REDSTATE_AUTH_TOKENS_FILE', flag: '--auth-tokens-file', parse: text },
+  { key: 'queryTimeoutMs', env: 'REDSTATE_QUERY_TIMEOUT_MS', parse: positiveInt },
+  { key: 'queryMemoryLimitMb', env: 'REDSTATE_QUERY_MEMORY_LIMIT_MB', parse: positiveInt },
+  { key: 'queryMaxRows', env: 'REDSTATE_QUERY_MAX_ROWS', parse: positiveInt },
+  { key: 'queryMaxResultBytes', env: 'REDSTATE_QUERY_MAX_RESULT_BYTES', parse: positiveInt },
 ];
 
 /** Builds the config from `env` and `argv` (flags as `--name value` or `--name=value`). */
@@ -132,4 +183,17 @@ flags (environment variable in brackets):
   --data-dir DIR          embedded store directory (REDSTATE_DATA_DIR, ./.redstate)
   --request-size-limit N  ingress body limit in bytes (REDSTATE_REQUEST_SIZE_LIMIT, 32 MiB)
   REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES, REDSTATE_EXPERIMENTAL_ENABLE_PROTOCOL_V7 (true/false)
+  --ingress-host ADDR     ingress bind address (REDSTATE_INGRESS_HOST, the --host value)
+  --admin-host ADDR       admin bind address (REDSTATE_ADMIN_HOST, the --host value)
+  --redis-tls-ca-file F, --redis-tls-cert-file F, --redis-tls-key-file F
+                          PEM files for rediss:// (REDSTATE_REDIS_TLS_CA_FILE, _CERT_FILE, _KEY_FILE)
+  --request-identity-private-key-pem-file F
+                          sign requests to deployments with this Ed25519 key
+                          (REDSTATE_REQUEST_IDENTITY_PRIVATE_KEY_PEM_FILE)
+  --auth-tokens-file F    bearer tokens, lines of 'admin|ingress|any <token>' (REDSTATE_AUTH_TOKENS_FILE)
+  REDSTATE_ADMIN_TOKEN, REDSTATE_INGRESS_TOKEN
+                          a bearer token each port requires (environment only)
+  REDSTATE_QUERY_TIMEOUT_MS (30000), REDSTATE_QUERY_MEMORY_LIMIT_MB (256),
+  REDSTATE_QUERY_MAX_ROWS (100000), REDSTATE_QUERY_MAX_RESULT_BYTES (32 MiB)
+                          limits of one /query request
 `;

@@ -47,6 +47,7 @@ export class AdminError extends Error {
     readonly status: number,
     message: string,
     readonly restateCode: string | null = null,
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = 'AdminError';

@@ -1,13 +1,15 @@
 /**
  * The admin API (port 9070): a Koa app whose routes only translate HTTP to registry (and,
  * through `extraRoutes`, runtime and query) calls. Middleware, outermost first:
- * compression, the error funnel, the `/vN` prefix, the routes, then 404/405.
+ * compression, the error funnel, the `/vN` prefix, bearer authentication, the routes, then
+ * 404/405.
  */
 import { gzipSync } from 'node:zlib';
 import Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import type { Config } from '../config.js';
-import { AdminEmptyError, AdminTextError } from '../errors.js';
+import { CHALLENGE, requireBearer, TokenSet } from '../bearer-auth.js';
+import { AdminEmptyError, AdminError, AdminTextError } from '../errors.js';
 import type { Registry } from '../registry/registry.js';
 import { errorFunnel, type AdminLog } from './funnel.js';
 import { sendJson } from './http-io.js';
@@ -24,12 +26,17 @@ export interface AdminDeps {
   /** More routes on the same router (invocations, query, subscriptions, UI…), same prefixes and funnel. */
   extraRoutes?: (router: Router) => void;
   log?: AdminLog;
+  /** Readiness for `/health`: rejects with `StoreUnavailable` while the store is unreachable. Default: ready. */
+  ready?: () => Promise<void>;
+  /** Bearer tokens the API requires (src/bearer-auth.ts). Default: none, the API is open. */
+  tokens?: TokenSet;
 }
 
 /** Where clients reach the ingress, for `/version` and the OpenAPI `servers`. */
 export function advertisedIngressUrl(config: Config): string {
-  const wildcard = config.host === '0.0.0.0' || config.host === '::' || config.host === '';
-  const host = wildcard ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const bound = config.ingressHost ?? config.host;
+  const wildcard = bound === '0.0.0.0' || bound === '::' || bound === '';
+  const host = wildcard ? 'localhost' : bound.includes(':') ? `[${bound}]` : bound;
   return `http://${host}:${config.ingressPort}/`;
 }
 
@@ -82,7 +89,7 @@ export function createAdminApp(deps: AdminDeps): Koa {
   const log = deps.log ?? ((message, err) => console.error(message, err));
   const ingressUrl = advertisedIngressUrl(deps.config);
   const router = new Router();
-  metaRoutes(router, deps.config, ingressUrl);
+  metaRoutes(router, deps.config, ingressUrl, deps.ready ?? (async () => {}));
   // §3.1: served, but not listed in the document itself.
   const openapi = adminOpenApi();
   router.get('/openapi', (ctx) => sendJson(ctx, 200, openapi));
@@ -96,6 +103,7 @@ export function createAdminApp(deps: AdminDeps): Koa {
   app.use(compression);
   app.use(errorFunnel(log));
   app.use(versionPrefix);
+  app.use(requireBearer(deps.tokens ?? new TokenSet([]), (path) => path === '/health', (message) => new AdminError(401, message, null, CHALLENGE)));
   app.use(router.routes());
   // Reached only when no route took the request: §1.2, 404 or 405 with `allow`, empty bodies.
   app.use(async (ctx) => {

@@ -4,6 +4,7 @@
  */
 import type { Context, Next } from 'koa';
 import { AdminEmptyError, AdminError, AdminTextError, QueryError } from '../errors.js';
+import { StoreUnavailable } from '../store/types.js';
 import { sendEmpty, sendJson, sendText } from './http-io.js';
 
 export type AdminLog = (message: string, err: unknown) => void;
@@ -36,11 +37,13 @@ export function errorFunnel(log: AdminLog) {
 }
 
 function render(ctx: Context, err: unknown, log: AdminLog): void {
-  if (err instanceof AdminError) return sendJson(ctx, err.status, { message: err.message, restate_code: err.restateCode });
+  if (err instanceof AdminError) return sendJson(ctx, err.status, { message: err.message, restate_code: err.restateCode }, err.headers);
   if (err instanceof AdminTextError) return sendText(ctx, err.status, err.message);
   if (err instanceof AdminEmptyError) return sendEmpty(ctx, err.status, err.headers);
   // `/query` errors carry no `restate_code` (§1.2).
   if (err instanceof QueryError) return sendJson(ctx, err.status, { message: err.message });
+  // The outage itself is logged once by the store, not once per request.
+  if (err instanceof StoreUnavailable) return sendJson(ctx, 503, { message: err.message, restate_code: null });
   // Client errors raised by Koa itself (e.g. a malformed URI component).
   if (isExposedHttpError(err)) return sendText(ctx, err.status, err.message);
   log(`admin: unexpected error on ${ctx.method} ${ctx.path}`, err);

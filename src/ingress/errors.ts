@@ -5,6 +5,7 @@
 import type { Context, Next } from 'koa';
 import { IngressError } from '../errors.js';
 import type { Logger } from '../runtime/services.js';
+import { StoreUnavailable } from '../store/types.js';
 
 /** Restate's ingress error body: keys in the order code, message, [metadata], [stacktrace], source. */
 export function errorBody(e: IngressError): string {
@@ -22,21 +23,30 @@ export function errorFunnel(log: Logger) {
     try {
       await next();
     } catch (err) {
-      const e =
-        err instanceof IngressError
-          ? err
-          : new IngressError(500, err instanceof Error ? err.message : String(err), 'ingress');
-      if (!(err instanceof IngressError)) log.error(`ingress ${ctx.method} ${ctx.path}: ${String(err)}`);
-      if (e.details.invocationId) ctx.set('x-restate-id', e.details.invocationId);
-      for (const [k, v] of Object.entries(e.details.headers ?? {})) ctx.set(k, v);
-      ctx.set('x-restate-error-source', e.source);
-      ctx.status = e.status;
-      // Non-standard statuses (470) go out without a reason phrase, as Restate sends them.
-      if (e.status === 470) ctx.message = '';
-      ctx.set('content-type', 'application/json');
-      ctx.body = errorBody(e);
+      const e = asIngressError(err);
+      if (!e) log.error(`ingress ${ctx.method} ${ctx.path}: ${String(err)}`);
+      render(ctx, e ?? new IngressError(500, err instanceof Error ? err.message : String(err)));
     }
   };
+}
+
+/** The errors with a defined answer; anything else is a bug, answered 500 and logged. */
+function asIngressError(err: unknown): IngressError | undefined {
+  if (err instanceof IngressError) return err;
+  // The outage itself is logged once by the store, not once per request.
+  if (err instanceof StoreUnavailable) return new IngressError(503, err.message);
+  return undefined;
+}
+
+function render(ctx: Context, e: IngressError): void {
+  if (e.details.invocationId) ctx.set('x-restate-id', e.details.invocationId);
+  for (const [k, v] of Object.entries(e.details.headers ?? {})) ctx.set(k, v);
+  ctx.set('x-restate-error-source', e.source);
+  ctx.status = e.status;
+  // Non-standard statuses (470) go out without a reason phrase, as Restate sends them.
+  if (e.status === 470) ctx.message = '';
+  ctx.set('content-type', 'application/json');
+  ctx.body = errorBody(e);
 }
 
 /** CORS as the reference answers it: credentials allowed, origin echoed, preflight answered. */

@@ -7,6 +7,7 @@ import type Router from '@koa/router';
 import { IngressError } from '../errors.js';
 import type { Registry } from '../registry/registry.js';
 import type { Runtime } from '../runtime/runtime.js';
+import type { TokenSet } from '../bearer-auth.js';
 import type { Config } from '../config.js';
 import type { Target } from '../../machines/invocation.js';
 import { checkInput, inputHeaders, parseDelay, readBody, segmentsAfter } from './request.js';
@@ -19,6 +20,10 @@ export interface IngressDeps {
   runtime: Runtime;
   registry: Registry;
   config: Config;
+  /** Readiness for `/restate/health`: rejects with `StoreUnavailable` while the store is unreachable. */
+  ready(): Promise<void>;
+  /** Bearer tokens the ingress requires (src/bearer-auth.ts). Default: none, the ingress is open. */
+  tokens?: TokenSet;
 }
 
 const BAD_PATH =

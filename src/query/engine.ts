@@ -19,6 +19,7 @@
  */
 import type * as Duck from '@duckdb/node-api';
 import { QueryError } from '../errors.js';
+import { StoreUnavailable } from '../store/types.js';
 import { appendRows, readColumns, SQL_TYPE, type DuckModule } from './duckdb-values.js';
 import { fromDuckDb, notImplemented, parseError, planningError, tableNotFound } from './engine-errors.js';
 import { applyHints } from './naming.js';
@@ -87,6 +88,7 @@ export class QueryEngine {
       const columns = applyHints(readColumns(duck, reader), plan?.output, plan?.relations ?? []);
       return { columns, rowCount: reader.currentRowCount };
     } catch (err) {
+      if (err instanceof StoreUnavailable) throw err;
       throw fromDuckDb(err, plan?.relations ?? [], (q) => (plan ? columnOfQualifier(plan, q) : undefined));
     } finally {
       clearTimeout(timer);
@@ -137,6 +139,7 @@ export class QueryEngine {
     try {
       rows = await source(scan, plan);
     } catch (err) {
+      if (err instanceof StoreUnavailable) throw err;
       // The store failed, not the query: DataFusion reports its table providers' errors so.
       throw new QueryError(500, `Datafusion error: External error: ${err instanceof Error ? err.message : String(err)}`);
     }

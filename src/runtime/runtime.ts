@@ -74,7 +74,6 @@ export interface CompletedInvocation {
 export type OutputState = { state: 'missing' } | { state: 'pending' } | ({ state: 'completed' } & CompletedInvocation);
 
 export class Runtime implements RuntimeServices {
-  readonly transport = new Transport();
   readonly timers: TimerService;
   readonly locks: ObjectLocks;
   readonly promises = new PromiseQueues();
@@ -89,6 +88,7 @@ export class Runtime implements RuntimeServices {
     readonly registry: Registry,
     readonly config: Config,
     readonly log: Logger,
+    readonly transport = new Transport(),
   ) {
     this.locks = new ObjectLocks(store);
     this.timers = new TimerService(store, (p, t) => this.onTimer(p, t), () => this.now(), (err) => this.log.error(`timer: ${String(err)}`));

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { InvocationContext } from '../../machines/invocation.js';
 import { createAdminApp } from '../../src/admin/app.js';
 import { queryRoutes } from '../../src/admin/routes/query.js';
-import type { Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config.js';
 import { invocationIdToString, parseInvocationId, partitionKeyOf } from '../../src/protocol/ids.js';
 import {
   encodeCallCommand,
@@ -269,15 +269,12 @@ export function fakeStore(): FakeStore {
 }
 
 export const config: Config = {
+  ...loadConfig({}, []),
   ingressPort: 0,
   adminPort: 0,
   host: '127.0.0.1',
-  redisUrl: undefined,
   dataDir: '/nonexistent',
-  enableVqueues: false,
-  enableProtocolV7: false,
   partitions: PARTITIONS,
-  requestSizeLimit: 32 * 1024 * 1024,
 };
 
 export interface QueryServer {

@@ -8,6 +8,7 @@ import { AdminError, AdminTextError } from '../../errors.js';
 import { IdError, parseDeploymentId, parseInvocationId } from '../../protocol/ids.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import * as operator from '../../runtime/operator.js';
+import { StoreUnavailable } from '../../store/types.js';
 import { sendEmpty, sendJson } from '../http-io.js';
 
 type Operation = 'cancel' | 'kill' | 'pause' | 'resume' | 'purge' | 'purge-journal';
@@ -145,7 +146,7 @@ export function invocationRoutes(runtime: Runtime) {
     router.patch('/invocations/:id/restart-as-new', async (ctx: Context) => {
       await restartAsNew(runtime, ctx);
     });
-    // Deprecated form: always 202, whatever happened (§3.5).
+    // Deprecated form: 202 for any well-formed id, whatever happened (§3.5).
     router.delete('/invocations/:id', async (ctx: Context) => {
       const raw = typeof ctx.query['mode'] === 'string' ? ctx.query['mode'] : 'cancel';
       const mode = raw.toLowerCase();
@@ -155,11 +156,11 @@ export function invocationRoutes(runtime: Runtime) {
           `Failed to deserialize query string: mode: unknown variant \`${raw}\`, expected one of \`Cancel\`, \`cancel\`, \`Kill\`, \`kill\`, \`Purge\`, \`purge\``,
         );
       }
-      try {
-        await operator[mode as 'cancel' | 'kill' | 'purge'](runtime, invocationParam(ctx.params['id']!));
-      } catch {
-        // The deprecated endpoint answers 202 whatever the outcome.
-      }
+      const id = invocationParam(ctx.params['id']!);
+      // The deprecated endpoint answers 202 whatever the outcome; an unreachable store is no outcome.
+      await operator[mode as 'cancel' | 'kill' | 'purge'](runtime, id).catch((err: unknown) => {
+        if (err instanceof StoreUnavailable) throw err;
+      });
       sendEmpty(ctx, 202);
     });
   };
