@@ -12,6 +12,8 @@ const MAIN = path.resolve(process.cwd(), 'dist/src/main.js');
 export interface RedstateProcess {
   ingress: string;
   admin: string;
+  /** The running process's id (changes on restart). */
+  pid(): number;
   /** Everything the process printed, for failure messages. */
   output(): string;
   /** SIGKILL: no chance to flush or clean anything up. */
@@ -72,6 +74,7 @@ export async function startRedstate(opts: RedstateOptions = {}): Promise<Redstat
     ingress: `http://127.0.0.1:${ports.ingress}`,
     admin: `http://127.0.0.1:${ports.admin}`,
     output: () => log,
+    pid: () => proc.pid!,
     async kill() {
       proc.kill('SIGKILL');
       await exited();
