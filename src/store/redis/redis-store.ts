@@ -69,9 +69,10 @@ export class RedisStore implements Store {
       commandTimeout: options.commandTimeout ?? 15_000,
       ...(options.tls ? { tls: options.tls } : {}),
     }) as ScriptedRedis;
-    // Until the store is open, failures reach the caller of `open`; without a listener ioredis
-    // would print every connection error.
-    redis.on('error', () => {});
+    // Until the store is open, failures reach the caller of `open`, named by the connection
+    // error behind them (ioredis itself only says "Connection is closed.").
+    let connectionError: Error | undefined;
+    redis.on('error', (err: Error) => (connectionError = err));
     const location = withoutPassword(url);
     try {
       await redis.connect();
@@ -84,7 +85,7 @@ export class RedisStore implements Store {
       return new RedisStore(redis, new RedisAvailability(redis, location, options.onAvailability), { backend: 'redis', location, warnings });
     } catch (err) {
       redis.disconnect();
-      throw err;
+      throw new Error(`cannot use Redis at ${location}: ${(connectionError ?? (err as Error)).message}`, { cause: err });
     }
   }
 
