@@ -6,13 +6,23 @@
  */
 import { QueryError } from '../../src/errors.js';
 import { QueryEngine } from '../../src/query/engine.js';
-import { queryServerTest } from '../support/query-fixture.js';
+import type { ExecutionContext } from 'ava';
+import { queryServerTest, type QueryServer } from '../support/query-fixture.js';
 
 const test = queryServerTest();
 
 const unsupported = (sql: string) => `Datafusion error: This feature is not implemented: Unsupported SQL statement: ${sql}`;
 const invalidFunction = (name: string) => `Datafusion error: Error during planning: Invalid function '${name}'.`;
 const noTableFunction = (name: string) => `Datafusion error: Error during planning: table function '${name}' not found`;
+
+/** Each statement answers its status and `{"message"}`. */
+async function expectRefused(t: ExecutionContext<QueryServer>, refused: Array<[string, number, string]>): Promise<void> {
+  for (const [sql, status, message] of refused) {
+    const res = await t.context.query(sql);
+    t.is(res.status, status, sql);
+    t.is(await res.text(), JSON.stringify({ message }), sql);
+  }
+}
 
 test('statements other than queries are refused without running', async (t) => {
   const refused: Array<[string, number, string]> = [
@@ -26,11 +36,7 @@ test('statements other than queries are refused without running', async (t) => {
     ['EXPLAIN SELECT 1', 500, unsupported('EXPLAIN SELECT 1')],
     ['SUMMARIZE sys_service', 500, 'Datafusion error: This feature is not implemented: Unsupported FROM item: SUMMARY'],
   ];
-  for (const [sql, status, message] of refused) {
-    const res = await t.context.query(sql);
-    t.is(res.status, status, sql);
-    t.is(await res.text(), JSON.stringify({ message }), sql);
-  }
+  await expectRefused(t, refused);
 });
 
 test('DuckDB-only table functions and functions do not exist; size amplifiers are refused', async (t) => {
@@ -50,11 +56,7 @@ test('DuckDB-only table functions and functions do not exist; size amplifiers ar
     ['SELECT pg_catalog.abs(1)', 500, invalidFunction('pg_catalog.abs')],
     ['SELECT count(*) FROM sys_service WHERE name IN (SELECT * FROM duckdb_tables())', 400, noTableFunction('duckdb_tables')],
   ];
-  for (const [sql, status, message] of refused) {
-    const res = await t.context.query(sql);
-    t.is(res.status, status, sql);
-    t.is(await res.text(), JSON.stringify({ message }), sql);
-  }
+  await expectRefused(t, refused);
 });
 
 test('ordinary SQL keeps working: range tables, operators, intervals, windows, CASE, CAST, SHOW, DESCRIBE', async (t) => {
