@@ -22,6 +22,12 @@ export const executionError = (message: string): QueryError => new QueryError(50
 
 export const notImplemented = (message: string): QueryError => new QueryError(500, `${PREFIX}This feature is not implemented: ${message}`);
 
+/** The query was interrupted at its deadline (limits.ts). */
+export function timeLimitError(limits?: Pick<QueryLimits, 'timeoutMs'>): QueryError {
+  const limit = limits ? ` of ${limits.timeoutMs} ms (REDSTATE_QUERY_TIMEOUT_MS)` : '';
+  return new QueryError(500, `${PREFIX}Resources exhausted: the query ran past its time limit${limit}`);
+}
+
 /** Line and column (1-based) of a character offset, as sqlparser reports positions. */
 function lineColumn(sql: string, offset: number): { line: number; column: number } {
   const before = sql.slice(0, Math.max(0, offset));
@@ -81,10 +87,7 @@ export function fromDuckDb(
   }
   if ((m = /^(?:Binder|Catalog|Permission|Not implemented) Error: (.*)$/.exec(first))) return planningError(m[1]!);
   if ((m = /^Parser Error: (.*)$/.exec(first))) return new QueryError(400, `${PREFIX}SQL error: ParserError(${JSON.stringify(m[1])})`);
-  if (/^INTERRUPT Error/.test(first)) {
-    const limit = limits ? ` of ${limits.timeoutMs} ms (REDSTATE_QUERY_TIMEOUT_MS)` : '';
-    return new QueryError(500, `${PREFIX}Resources exhausted: the query ran past its time limit${limit}`);
-  }
+  if (/^INTERRUPT Error/.test(first)) return timeLimitError(limits);
   if ((m = /^Out of Memory Error: (.*)$/.exec(first))) return new QueryError(500, `${PREFIX}Resources exhausted: ${m[1]}`);
   return executionError(first.replace(/^[A-Za-z ]+ Error: /, ''));
 }

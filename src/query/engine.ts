@@ -22,7 +22,7 @@ import { QueryError } from '../errors.js';
 import { StoreUnavailable } from '../store/types.js';
 import { checkAllowed } from './allow-list.js';
 import { appendRows, concatColumns, readColumns, SQL_TYPE, type DuckModule } from './duckdb-values.js';
-import { fromDuckDb, notImplemented, parseError, planningError, tableNotFound } from './engine-errors.js';
+import { fromDuckDb, notImplemented, parseError, planningError, tableNotFound, timeLimitError } from './engine-errors.js';
 import { applyHints } from './naming.js';
 import { INFO_SCHEMA, planQuery, type QueryPlan, type TableScan } from './plan.js';
 import { DEFAULT_LIMITS, ResultBudget, Turns, type QueryLimits } from './limits.js';
@@ -77,7 +77,7 @@ export class QueryEngine {
       throw new QueryError(503, `Query service not available: ${err instanceof Error ? err.message : String(err)}`);
     });
     const conn = await instance.connect();
-    const stopInterrupting = interruptAt(conn, deadline);
+    const interrupter = interruptAt(conn, deadline);
     let plan: QueryPlan | undefined;
     let inTransaction = false;
     try {
@@ -97,12 +97,14 @@ export class QueryEngine {
       const prepared = await extracted.prepare(0);
       if (prepared.statementType !== duck.StatementType.SELECT) throw await refusal(duck, conn, sql);
       const result = await this.collect(duck, await prepared.stream());
+      // An interrupted streaming result can end like a finished one: never answer it as whole.
+      if (interrupter.fired) throw timeLimitError(this.limits);
       return { columns: applyHints(result.columns, plan.output, plan.relations), rowCount: result.rowCount };
     } catch (err) {
       if (err instanceof StoreUnavailable) throw err;
       throw fromDuckDb(err, plan?.relations ?? [], (q) => (plan ? columnOfQualifier(plan, q) : undefined), this.limits);
     } finally {
-      stopInterrupting();
+      interrupter.stop();
       if (inTransaction) await conn.run('ROLLBACK').catch(() => undefined);
       conn.closeSync();
     }
@@ -234,15 +236,22 @@ async function refusal(duck: DuckModule, conn: Duck.DuckDBConnection, sql: strin
  * Interrupts whatever the connection runs from `deadline` on. An interrupt only stops the
  * statement running at that moment, so it is repeated until the query gives up.
  */
-function interruptAt(conn: Duck.DuckDBConnection, deadline: number): () => void {
+function interruptAt(conn: Duck.DuckDBConnection, deadline: number): { stop(): void; readonly fired: boolean } {
   let repeat: NodeJS.Timeout | undefined;
+  let fired = false;
   const first = setTimeout(() => {
+    fired = true;
     conn.interrupt();
     repeat = setInterval(() => conn.interrupt(), 100);
   }, Math.max(0, deadline - Date.now()));
-  return () => {
-    clearTimeout(first);
-    clearInterval(repeat);
+  return {
+    stop() {
+      clearTimeout(first);
+      clearInterval(repeat);
+    },
+    get fired() {
+      return fired;
+    },
   };
 }
 

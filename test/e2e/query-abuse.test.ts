@@ -48,8 +48,9 @@ test('abusive queries answer quickly with clear errors and the process stays und
       t.true(res.ms < 15_000, `${sql.slice(0, 60)} took ${res.ms} ms`);
     }
     // Several at once: two run, the rest wait their turn; all answer, none takes the process down.
+    // Those whose turn comes too late run out of time: a clear 500, never a partial 200.
     const burst = await Promise.all(Array.from({ length: 6 }, () => query(wide, '*/*')));
-    t.deepEqual(burst.map((r) => r.status), Array(6).fill(400));
+    for (const r of burst) t.true(r.status === 400 || (r.status === 500 && /time limit/.test(r.body)), `${r.status} ${r.body.slice(0, 200)}`);
     const bounded = await query('SELECT i FROM range(100000) t(i)', '*/*');
     t.is(bounded.status, 200);
     t.is((await admin.get('health')).statusCode, 200);

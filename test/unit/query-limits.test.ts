@@ -104,3 +104,14 @@ test('results past the row or byte limit are a clear 400; under it, the answer i
     await engine.close();
   }
 });
+
+test('a query interrupted while its result streams is an error, never a partial answer', async (t) => {
+  const engine = new QueryEngine({ timeoutMs: 300 });
+  try {
+    const sparse = 'SELECT i FROM range(1000000000) t(i) WHERE (i * 7) % 1000003 = 1';
+    const err = await t.throwsAsync(engine.query(sparse, async () => []), { instanceOf: QueryError });
+    t.regex(err!.message, /time limit of 300 ms/);
+  } finally {
+    await engine.close();
+  }
+});
