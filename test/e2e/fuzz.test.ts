@@ -6,7 +6,7 @@
  * and discovery failures, 501 for a deployment delete without force); the process never exits;
  * afterwards it still serves calls.
  *
- * REDSTATE_FUZZ_RUNS (default 10,000) and REDSTATE_FUZZ_SECONDS (default 30, whichever ends first)
+ * REDSTATE_FUZZ_RUNS (default 3,000) and REDSTATE_FUZZ_SECONDS (default 30, whichever ends first)
  * set how long it runs; the seed is printed on a failure (replay it with fast-check's `seed`).
  */
 import http from 'node:http';
@@ -14,7 +14,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { startStack, type Stack } from '../support/stack.js';
 
-const RUNS = Number(process.env.REDSTATE_FUZZ_RUNS ?? 10_000);
+const RUNS = Number(process.env.REDSTATE_FUZZ_RUNS ?? 3000);
 const SECONDS = Number(process.env.REDSTATE_FUZZ_SECONDS ?? 30);
 
 /** A body as fast-check shows it: bytes, or a size of `{` bytes (so reports stay short). */
