@@ -13,6 +13,7 @@ import got from 'got';
 import { RequestSigner } from '../../src/protocol/request-identity.js';
 import { startService } from '../support/sdk-service.js';
 import { startRedstate } from '../support/server.js';
+import { jsonLines } from '../support/log-lines.js';
 
 const client = (prefixUrl: string) => got.extend({ prefixUrl, throwHttpErrors: false, retry: { limit: 0 }, timeout: { request: 30_000 } });
 
@@ -27,7 +28,7 @@ test('a signing server registers and calls identity-checking endpoints; an unsig
   const signing = await startRedstate({ env: { REDSTATE_REQUEST_IDENTITY_PRIVATE_KEY_PEM_FILE: keyFile } });
   const unsigned = await startRedstate();
   try {
-    t.regex(signing.output(), new RegExp(`INFO request identity: requests to deployments are signed with ${keyId}`));
+    t.true(jsonLines(signing.output()).some((l) => l.level === 'info' && l.msg === `request identity: requests to deployments are signed with ${keyId}`), signing.output());
     const admin = client(signing.admin);
     const ingress = client(signing.ingress);
     const registered = await admin.post('deployments', { json: { uri: h2.url } });
