@@ -5,21 +5,33 @@
 import type { TestFn } from 'ava';
 import got, { type Got } from 'got';
 import path from 'node:path';
-import { startRedis } from './redis.js';
+import { startRedis, type RunningRedis } from './redis.js';
 import { startRedstate, type RedstateProcess } from './server.js';
-import { startService } from './sdk-service.js';
+import { startService, type StartedService } from './sdk-service.js';
 
 export type StoreKind = 'embedded' | 'redis';
 export const storeKinds: StoreKind[] = ['embedded', 'redis'];
 
 export interface Stack {
   server: RedstateProcess;
+  /** The redis-server of a Redis stack. */
+  redis: RunningRedis | undefined;
+  service: StartedService;
   ingress: Got;
   admin: Got;
   serviceUrl: string;
   /** Execution counters kept by the SDK service (durable.mjs). */
   counts(): Promise<Record<string, number>>;
   stop(): Promise<void>;
+}
+
+export type Rows = Array<Record<string, unknown>>;
+
+/** `POST /query` on the admin API, rows as JSON. */
+export async function query(stack: Stack, sql: string): Promise<Rows> {
+  const res = await stack.admin.post('query', { json: { query: sql }, headers: { accept: 'application/json' } });
+  if (res.statusCode !== 200) throw new Error(`query: ${res.statusCode} ${res.body}`);
+  return (JSON.parse(res.body) as { rows: Rows }).rows;
 }
 
 const client = (prefixUrl: string) =>
@@ -31,12 +43,14 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** Serve the SDK endpoint over HTTP/1.1 request/response and register it with `use_http_11`. */
   http1?: boolean;
+  /** Environment of the SDK service process. */
+  serviceEnv?: Record<string, string>;
 }
 
 export async function startStack(store: StoreKind, opts: StackOptions = {}): Promise<Stack> {
   const redis = store === 'redis' ? await startRedis() : undefined;
   const service = await startService(path.resolve('test/support/services', opts.serviceFile ?? 'durable.mjs'), {
-    env: opts.http1 ? { HTTP1: '1' } : {},
+    env: { ...opts.serviceEnv, ...(opts.http1 ? { HTTP1: '1' } : {}) },
   });
   const server = await startRedstate({ ...(redis ? { redisUrl: redis.url } : {}), ...(opts.env ? { env: opts.env } : {}) });
   const admin = client(server.admin);
@@ -44,6 +58,8 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
   if (registered.statusCode !== 201) throw new Error(`registration failed: ${registered.statusCode} ${registered.body}`);
   return {
     server,
+    redis,
+    service,
     ingress: client(server.ingress),
     admin,
     serviceUrl: service.url,
