@@ -25,9 +25,9 @@ export async function answer(deadline: number, send: (timeoutMs: number) => Prom
   }
 }
 
-/** The JSON body of a 200 answer, else undefined. */
-export function okJson(a: Answer): unknown {
-  if (!('status' in a) || a.status !== 200) return undefined;
+/** The JSON body of an answer with `status`, else undefined. */
+export function jsonOf(a: Answer, status = 200): unknown {
+  if (!('status' in a) || a.status !== status) return undefined;
   try {
     return JSON.parse(a.body) as unknown;
   } catch {

@@ -51,7 +51,7 @@ export async function runRound(opts: CampaignOptions, round: number): Promise<Ro
   } finally {
     result.serverLog = stack.server.output();
     result.durationMs = Date.now() - started;
-    if (result.violations.length > 0 && opts.artifactsDir) result.artifacts = await keep(result, executionsFile, opts.artifactsDir);
+    if (result.violations.length > 0 && opts.artifactsDir) await keep(result, executionsFile, opts.artifactsDir);
     // SIGKILL first: the checks are done, and a graceful stop must not hold up the campaign.
     await stack.server.kill();
     await stack.stop();
@@ -68,7 +68,7 @@ function roundError(err: unknown, serverLog: string): Violation {
 }
 
 /** Copies what a failed round leaves for a closer look: the server log, the executions file, the evidence. */
-async function keep(r: RoundResult, executionsFile: string, root: string): Promise<string> {
+async function keep(r: RoundResult, executionsFile: string, root: string): Promise<void> {
   const dir = path.join(root, `${r.store}-${r.fault}-round${r.round}-seed${r.seed}`);
   await mkdir(dir, { recursive: true });
   await writeFile(path.join(dir, 'server.log'), r.serverLog);
@@ -76,5 +76,4 @@ async function keep(r: RoundResult, executionsFile: string, root: string): Promi
   await copyFile(executionsFile, path.join(dir, 'executions.ndjson')).catch(() => {});
   r.artifacts = dir;
   await writeFile(path.join(dir, 'evidence.md'), evidence(r, Infinity));
-  return dir;
 }

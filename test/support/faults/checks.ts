@@ -10,7 +10,7 @@
  * attempt cut by a kill may have entered before and never left, so only those two bound it.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { describe, okJson, type Answer } from './answer.js';
+import { describe, jsonOf, type Answer } from './answer.js';
 import { stepNames, type Execution } from './executions.js';
 import type { Sent } from './load.js';
 import { KEYS } from './plan.js';
@@ -44,20 +44,28 @@ export function check(sent: Sent[], executions: Execution[], observed: Observed)
     ...overlaps(executions, results),
     ...wrongCounts(sent, executions, results, observed),
     ...stuckKeys(executions, observed),
-    ...observed.unfinished.map((r) => ({
-      kind: 'unfinished' as const,
-      subject: String(r.id),
-      detail: `${String(r.target)} still ${String(r.status)} (created ${String(r.created_at)}, last modified ${String(r.modified_at)})`,
-      ids: [String(r.id)],
-    })),
+    ...unfinished(sent, observed),
   ];
+}
+
+/** Every invocation that was created completes within the bound, acknowledged or not. */
+function unfinished(sent: Sent[], observed: Observed): Violation[] {
+  const acked = new Set(sent.flatMap((s) => (s.acked ? [s.invocationId!] : [])));
+  return observed.unfinished.map((r) => ({
+    kind: 'unfinished',
+    subject: String(r.id),
+    detail:
+      `${String(r.target)}${acked.has(String(r.id)) ? ' (acknowledged)' : ''} still ${String(r.status)} ` +
+      `(created ${String(r.created_at)}, last modified ${String(r.modified_at)})`,
+    ids: [String(r.id)],
+  }));
 }
 
 /** The result of every invocation that answered, the final calls included. */
 function knownResults(observed: Observed): Map<string, Result> {
   const results = new Map<string, Result>();
   const add = (id: string | undefined, a: Answer) => {
-    const r = okJson(a) as Result | undefined;
+    const r = jsonOf(a) as Result | undefined;
     if (id !== undefined && r !== undefined) results.set(id, r);
   };
   for (const [id, a] of observed.byId) add(id, a);
@@ -65,22 +73,25 @@ function knownResults(observed: Observed): Map<string, Result> {
   return results;
 }
 
-/** An acknowledged invocation must complete with its operation's result, the one a call was answered with. */
+/**
+ * An acknowledged invocation must complete with its operation's result, the one a call was
+ * answered with. One that is still running or queued is reported as unfinished instead.
+ */
 function lost(sent: Sent[], observed: Observed): Violation[] {
   const out: Violation[] = [];
-  const reported = new Set<string>();
+  const reported = new Set(observed.unfinished.map((r) => String(r.id)));
   for (const s of sent) {
     if (!s.acked || reported.has(s.invocationId!)) continue;
     const id = s.invocationId!;
     const attached = observed.byId.get(id)!;
-    const r = okJson(attached) as Result | undefined;
+    const r = jsonOf(attached) as Result | undefined;
     const what = `${s.op.kind} ${s.op.body.op}${s.op.key ? ` on ${s.op.key}` : ''}, acknowledged as ${id}`;
     let detail: string | undefined;
     if (r?.op !== s.op.body.op) detail = `${what}: attach answered ${describe(attached)}`;
     else if (s.result !== undefined && !isDeepStrictEqual(r, s.result)) detail = `${what}: the call answered ${JSON.stringify(s.result)}, attach now ${JSON.stringify(r)}`;
     else if (s.op.idempotencyKey !== undefined) {
       const byKey = observed.byIdempotencyKey.get(s.op.idempotencyKey)!;
-      if (!isDeepStrictEqual(okJson(byKey), r)) detail = `${what}: attach by its idempotency key answered ${describe(byKey)}`;
+      if (!isDeepStrictEqual(jsonOf(byKey), r)) detail = `${what}: attach by its idempotency key answered ${describe(byKey)}`;
     }
     if (detail === undefined) continue;
     reported.add(id);
@@ -162,7 +173,7 @@ function wrongCounts(sent: Sent[], executions: Execution[], results: Map<string,
     const acked = sum(adds.filter((s) => s.acked).map((s) => s.op.body.delta!));
     const unknown = sum(adds.filter((s) => !s.acked).map((s) => s.op.body.delta!));
     const answer = observed.counts.get(key)!;
-    const count = okJson(answer);
+    const count = jsonOf(answer);
     const problems: string[] = [];
     if (typeof count !== 'number') problems.push(`its count could not be read: ${describe(answer)}`);
     else if (count < acked || count > acked + unknown) {
@@ -195,20 +206,22 @@ function stuckKeys(executions: Execution[], observed: Observed): Violation[] {
   const out: Violation[] = [];
   for (const key of KEYS) {
     const final = observed.finalCalls.get(key)!;
-    if (okJson(final) !== undefined) continue;
+    if (jsonOf(final) !== undefined) continue;
     const problems = [`an exclusive call got no answer: ${describe(final)}`];
     const ids: string[] = [];
     const queued = observed.inbox.filter((r) => r.service_key === key).map((r) => String(r.id));
     if (queued.length > 0) problems.push(`${queued.length} invocations queued behind the lock`);
     const lock = observed.locks.get(key);
-    if (lock?.holder) {
+    if (lock) {
+      const statusOf = (id: string) => lock.status.get(id) ?? 'no such invocation';
+      const inbox = [...groupBy(lock.inbox, statusOf)].map(([status, list]) => `${list.length} ${status}${status === 'pending' ? '' : ` (${list.join(', ')})`}`);
       const ran = executions.filter((e) => e.inv === lock.holder).map((e) => `${e.name} at ${iso(e.at)}`);
       problems.push(
-        `its lock record names ${lock.holder} as holder (${lock.holderStatus ?? 'no such invocation'}; ran ${ran.join(', ') || 'nothing'}), ` +
-          `with ${lock.inbox.length} in its inbox`,
+        `its lock record names ${lock.holder ? `${lock.holder} as holder (${statusOf(lock.holder)}; ran ${ran.join(', ') || 'nothing'})` : 'no holder'}, ` +
+          `and in its inbox ${inbox.join(', ') || 'nothing'}`,
       );
-      ids.push(lock.holder);
-    } else if (lock) problems.push(`its lock record names no holder, with ${lock.inbox.length} in its inbox`);
+      if (lock.holder) ids.push(lock.holder);
+    }
     out.push({ kind: 'stuckKey', subject: key, detail: problems.join('; '), ids: [...ids, ...queued.slice(0, 2)] });
   }
   return out;

@@ -51,10 +51,10 @@ export function faultInjector(stack: Stack, kind: FaultKind, planned: PlannedFau
 }
 
 async function killAndRestart(stack: Stack, kind: FaultKind, downtimeMs: number): Promise<void> {
-  const process = victim(stack, kind);
-  await process.kill();
+  const target = victim(stack, kind);
+  await target.kill();
   await delay(downtimeMs);
-  await process.restart();
+  await target.restart();
 }
 
 /** The process a fault kills: SIGKILL, and start again on the same data, directory and port. */

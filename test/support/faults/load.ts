@@ -6,7 +6,7 @@
 import type { Got } from 'got';
 import pLimit from 'p-limit';
 import { setTimeout as delay } from 'node:timers/promises';
-import { answer, describe, okJson } from './answer.js';
+import { answer, describe, jsonOf } from './answer.js';
 import type { Op } from './plan.js';
 
 export interface Sent {
@@ -39,12 +39,11 @@ export async function runLoad(ingress: Got, plan: Op[], concurrency: number, onS
 async function send(ingress: Got, op: Op): Promise<Sent> {
   const headers = op.idempotencyKey === undefined ? {} : { 'idempotency-key': op.idempotencyKey };
   const a = await answer(Date.now() + OP_TIMEOUT_MS, (ms) => ingress.post(`restate/${op.path}`, { json: op.body, headers, timeout: { request: ms } }));
-  if ('status' in a && a.status === 200 && op.path.startsWith('call/')) {
-    const result = okJson(a);
-    if (a.invocationId !== undefined && result !== undefined) return { op, acked: true, invocationId: a.invocationId, result };
-  }
-  if ('status' in a && a.status === 202 && op.path.startsWith('send/')) {
-    const { invocationId } = JSON.parse(a.body) as { invocationId?: string };
+  if (op.path.startsWith('call/')) {
+    const result = jsonOf(a, 200);
+    if (result !== undefined && 'invocationId' in a && a.invocationId !== undefined) return { op, acked: true, invocationId: a.invocationId, result };
+  } else {
+    const invocationId = (jsonOf(a, 202) as { invocationId?: string } | undefined)?.invocationId;
     if (invocationId !== undefined) return { op, acked: true, invocationId };
   }
   return { op, acked: false, error: describe(a) };

@@ -30,6 +30,7 @@ const columns: Array<[ViolationKind, string]> = [
   ['error', 'errors'],
 ];
 
+/** One row per store and fault kind; a violation count says in how many rounds it was seen. */
 export function table(results: RoundResult[]): string {
   const head = ['store', 'fault', 'rounds', 'failed rounds', 'faults', 'ops', 'acknowledged', 'unacknowledged', ...columns.map(([, title]) => title)];
   const rows: string[][] = [];
@@ -45,7 +46,10 @@ export function table(results: RoundResult[]): string {
       total((r) => r.ops),
       total((r) => r.acked),
       total((r) => r.ops - r.acked),
-      ...columns.map(([kind]) => total((r) => r.violations.filter((v) => v.kind === kind).length)),
+      ...columns.map(([kind]) => {
+        const n = total((r) => r.violations.filter((v) => v.kind === kind).length);
+        return n === '0' ? n : `${n} (${total((r) => (r.violations.some((v) => v.kind === kind) ? 1 : 0))} rounds)`;
+      }),
     ]);
   }
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
@@ -53,9 +57,13 @@ export function table(results: RoundResult[]): string {
 }
 
 export function summary(r: RoundResult): string {
+  const found = columns.flatMap(([kind, title]) => {
+    const n = r.violations.filter((v) => v.kind === kind).length;
+    return n > 0 ? [`${n} ${title}`] : [];
+  });
   return (
     `${r.store}/${r.fault} round ${r.round} (seed ${r.seed}): ${r.ops} ops, ${r.acked} acknowledged, ${r.faults.length} faults, ` +
-    `${r.violations.length} violations, ${(r.durationMs / 1000).toFixed(1)} s`
+    `${found.join(', ') || 'no violation'}, ${(r.durationMs / 1000).toFixed(1)} s`
   );
 }
 

@@ -1,13 +1,16 @@
 /**
  * After a round's load and faults: waits, within a bound, for what the checks look at, and
- * collects it. Every invocation a client or the service knows of is attached (by id, and each
- * idempotency key by its key), the invocations still running are listed, one more exclusive
- * call is made on each key, and each key's count is read. For a key whose exclusive call gets
- * no answer: the invocations queued behind it, and (Redis store) its lock record.
+ * collects it: the output of every invocation a client or the service knows of (by id, and by
+ * idempotency key) once it has completed; the invocations still not completed when the bound
+ * runs out; the answer of one more exclusive call on each key, and each key's count. For a key
+ * whose exclusive call gets no answer: the invocations queued behind it, and (Redis store) its
+ * lock record.
  */
+import type { Response } from 'got';
 import pLimit from 'p-limit';
+import { setTimeout as delay } from 'node:timers/promises';
 import { query, type Rows, type Stack } from '../stack.js';
-import { answer, okJson, type Answer } from './answer.js';
+import { answer, jsonOf, type Answer } from './answer.js';
 import type { Execution } from './executions.js';
 import type { Sent } from './load.js';
 import { readLockRecords, type LockRecord } from './lock-records.js';
@@ -22,37 +25,36 @@ export interface Observed {
   inbox: Rows;
   /** The last exclusive call on each key (`add` of 0). */
   finalCalls: Map<string, Answer>;
-  /** Lock records of the keys whose final call got no answer (Redis store), with the holder's status. */
-  locks: Map<string, (LockRecord & { holderStatus: string | undefined }) | undefined>;
+  /** Lock records of the keys whose final call got no answer (Redis store), with the status of each invocation they name. */
+  locks: Map<string, (LockRecord & { status: Map<string, string> }) | undefined>;
   /** Each key's count, read by a shared handler after the final calls. */
   counts: Map<string, Answer>;
 }
 
 /** How long the final exclusive call on a key may take. */
 const FINAL_CALL_MS = 15_000;
+/** Output requests in flight at once. */
+const OUTPUT_CONCURRENCY = 48;
+/** What output answers for an invocation that exists but has not completed (reference-behavior.md §2.6). */
+const NOT_COMPLETED = 470;
 const POLL_MS = 250;
 
 export async function settle(stack: Stack, sent: Sent[], executions: Execution[], boundMs: number): Promise<Observed> {
   const deadline = Date.now() + boundMs;
-  const limit = pLimit(48);
   const ids = new Set([...sent.flatMap((s) => (s.invocationId ? [s.invocationId] : [])), ...executions.map((e) => e.inv)]);
   const idempotencyKeys = new Set(sent.flatMap((s) => (s.op.idempotencyKey !== undefined ? [s.op.idempotencyKey] : [])));
   const [byId, byIdempotencyKey] = await Promise.all([
-    mapAll(ids, (id) => limit(() => answer(deadline, (ms) => stack.ingress.get(`restate/attach/${id}`, { timeout: { request: ms } })))),
-    mapAll(idempotencyKeys, (key) =>
-      limit(() =>
-        answer(deadline, (ms) =>
-          stack.ingress.post('restate/attach', {
-            json: { target: 'idempotentInvocation', service: 'Work', handler: 'step', idempotencyKey: key },
-            timeout: { request: ms },
-          }),
-        ),
-      ),
+    outputs(ids, deadline, (id, ms) => stack.ingress.get(`restate/output/${id}`, { timeout: { request: ms } })),
+    outputs(idempotencyKeys, deadline, (key, ms) =>
+      stack.ingress.post('restate/output', {
+        json: { target: 'idempotentInvocation', service: 'Work', handler: 'step', idempotencyKey: key },
+        timeout: { request: ms },
+      }),
     ),
   ]);
   let unfinished = await stillRunning(stack);
   while (unfinished.length > 0 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, POLL_MS));
+    await delay(POLL_MS);
     unfinished = await stillRunning(stack);
   }
   const inbox = await query(stack, `SELECT service_key, id FROM sys_inbox WHERE service_name = 'Counter' ORDER BY service_key, sequence_number`);
@@ -64,16 +66,37 @@ export async function settle(stack: Stack, sent: Sent[], executions: Execution[]
   const counts = await mapAll(KEYS, (key) =>
     answer(Date.now() + FINAL_CALL_MS, (ms) => stack.ingress.post(`restate/call/Counter/${key}/get`, { timeout: { request: ms } })),
   );
-  const stuck = KEYS.filter((key) => okJson(finalCalls.get(key)!) === undefined);
-  const locks = stack.redis && stuck.length > 0 ? await withHolderStatus(stack, await readLockRecords(stack.redis.url, 'Counter', stuck)) : new Map();
+  const stuck = KEYS.filter((key) => jsonOf(finalCalls.get(key)!) === undefined);
+  const locks = stack.redis && stuck.length > 0 ? await withStatuses(stack, await readLockRecords(stack.redis.url, 'Counter', stuck)) : new Map();
   return { byId, byIdempotencyKey, unfinished, inbox, finalCalls, counts, locks };
 }
 
-async function withHolderStatus(stack: Stack, records: Map<string, LockRecord | undefined>): Promise<Observed['locks']> {
-  const holders = [...records.values()].flatMap((r) => (r?.holder ? [r.holder] : []));
-  const rows = holders.length === 0 ? [] : await query(stack, `SELECT id, status FROM sys_invocation WHERE id IN (${holders.map((h) => `'${h}'`).join(', ')})`);
+/** The status of the invocations a lock record names (holder and inbox), as sys_invocation has it. */
+async function withStatuses(stack: Stack, records: Map<string, LockRecord | undefined>): Promise<Observed['locks']> {
+  const named = [...records.values()].flatMap((r) => (r ? [...(r.holder ? [r.holder] : []), ...r.inbox] : []));
+  const rows = named.length === 0 ? [] : await query(stack, `SELECT id, status FROM sys_invocation WHERE id IN (${named.map((h) => `'${h}'`).join(', ')})`);
   const status = new Map(rows.map((r) => [String(r.id), String(r.status)]));
-  return new Map([...records].map(([key, r]) => [key, r && { ...r, holderStatus: r.holder ? status.get(r.holder) : undefined }]));
+  return new Map([...records].map(([key, r]) => [key, r && { ...r, status }]));
+}
+
+/**
+ * The output of each invocation (by id, or by idempotency key), asked again until it has
+ * completed (the answer is not 470) or the deadline passes. Polling rather than attaching: a
+ * few attaches that wait for good behind a stuck key must not hold up all the others.
+ */
+async function outputs<K>(names: Iterable<K>, deadline: number, ask: (name: K, timeoutMs: number) => Promise<Response<string>>): Promise<Map<K, Answer>> {
+  const limit = pLimit(OUTPUT_CONCURRENCY);
+  const answers = new Map<K, Answer>();
+  let pending = [...names];
+  for (;;) {
+    await Promise.all(pending.map((name) => limit(async () => answers.set(name, await answer(deadline, (ms) => ask(name, ms))))));
+    pending = pending.filter((name) => {
+      const a = answers.get(name)!;
+      return 'status' in a && a.status === NOT_COMPLETED;
+    });
+    if (pending.length === 0 || Date.now() >= deadline) return answers;
+    await delay(POLL_MS);
+  }
 }
 
 function stillRunning(stack: Stack): Promise<Rows> {
