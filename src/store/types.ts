@@ -8,6 +8,7 @@
  * Keys of one partition live together (Redis hash tag `{pN}`), so a transition never spans
  * partitions; work that lands in another partition travels through the outbox.
  */
+import { Unavailable } from '../errors.js';
 
 /** One journal entry exactly as the service protocol carries it: message type id + protobuf payload. */
 export interface JournalEntry {
@@ -43,6 +44,12 @@ export interface RecordWrite {
   kind: string;
   key: string;
   value: unknown | null;
+  /**
+   * Compare-and-set: the record must hold exactly this value now (`null`: must be absent), or
+   * the whole transition is refused with `TransitionConflict`. A writer whose view may be
+   * stale (it lost a commit's reply) can then never overwrite what another commit stored.
+   */
+  expect?: unknown | null;
 }
 
 export interface InvocationWrite {
@@ -64,7 +71,8 @@ export interface JournalAppend {
  * Parts are applied in this order, so that a transition may delete and recreate an id, or
  * remove and re-add a timer / outbox message, with a defined result:
  * `deleteInvocations`, `journal` (in array order; a second append to the same id expects the
- * length left by the first; a journal deleted just before counts as empty), `invocations`,
+ * length left by the first; a journal deleted just before counts as empty), record
+ * expectations (`RecordWrite.expect`, against what is stored before this transition), `invocations`,
  * `state` (groups and ops in order), `timersRemove`, `timersAdd` (adding an existing key moves
  * it), `outboxRemove`, `outboxAdd`, `records` (in order). Every `at` is checked before
  * anything is written.
@@ -86,11 +94,31 @@ export interface Transition {
   records?: RecordWrite[];
 }
 
-/** Thrown by `commit` when a journal append finds another length than it expected. */
+/** Thrown by `commit` when a journal append finds another length, or a record another value, than expected. */
 export class TransitionConflict extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'TransitionConflict';
+  }
+}
+
+/**
+ * The store cannot be reached: Redis is down, the connection broke, a command got no reply in
+ * time. Nothing is wrong with the request; it can be retried once the store is back.
+ *
+ * `mayHaveApplied` is false when the command was refused before it was sent (a read, or a
+ * commit issued while the store was known to be down: nothing changed). It is true when a
+ * commit was sent and its reply was lost: the outcome is unknown, the transition may have
+ * landed, and it must be resolved by reading the store again, never reported as not applied.
+ */
+export class StoreUnavailable extends Unavailable {
+  constructor(
+    message: string,
+    readonly mayHaveApplied: boolean,
+    options?: ErrorOptions,
+  ) {
+    super(message);
+    if (options?.cause !== undefined) this.cause = options.cause;
   }
 }
 
@@ -107,11 +135,15 @@ export interface Store {
 
   /**
    * Applies the whole transition atomically and durably (as durable as the backend is set up).
-   * Rejects with `TransitionConflict` when nothing was written. Any other rejection (Redis
-   * unreachable, command timeout) is ambiguous: the transition may or may not have landed, so
-   * reload from the store before retrying.
+   * Rejects with `TransitionConflict` (a journal length or a record expectation did not hold)
+   * when nothing was written, with `StoreUnavailable` when the store cannot be reached (its
+   * `mayHaveApplied` tells whether the transition may have landed). Any other rejection is
+   * ambiguous too: reload from the store before retrying.
    */
   commit(transition: Transition): Promise<void>;
+
+  /** Resolves when the store answers now (readiness); rejects with `StoreUnavailable` otherwise. */
+  ping(): Promise<void>;
 
   loadInvocation(partition: number, id: string): Promise<unknown | undefined>;
   /** Ids of every invocation in the partition, terminal or not. Lists are sorted bytewise on UTF-8. */

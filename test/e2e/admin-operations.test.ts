@@ -7,7 +7,7 @@
  */
 import anyTest, { type TestFn } from 'ava';
 import { startService, type StartedService } from '../support/sdk-service.js';
-import { query, startStack, storeKinds, type Stack } from '../support/stack.js';
+import { sqlRows, startStack, storeKinds, type Stack } from '../support/stack.js';
 import { waitFor } from '../support/wait.js';
 
 interface World {
@@ -34,6 +34,8 @@ test.before(async (t) => {
 test.after.always(async (t) => {
   await Promise.all(Object.values(t.context).map(async (w) => Promise.all([w.stack.stop(), w.objects.stop()])));
 });
+
+const query = (stack: Stack, sql: string) => sqlRows(stack.admin, sql);
 
 async function call(stack: Stack, path: string, body: unknown): Promise<{ id: string; status: number; body: string }> {
   const res = await stack.ingress.post(`restate/call/${path}`, { json: body });

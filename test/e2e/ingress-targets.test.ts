@@ -6,7 +6,7 @@
  */
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import type { Response } from 'got';
-import { query, stacksPerStore, storeKinds, type Stack } from '../support/stack.js';
+import { sqlRows, stacksPerStore, storeKinds, type Stack } from '../support/stack.js';
 
 const test = anyTest as TestFn<Record<string, Stack>>;
 
@@ -40,6 +40,8 @@ async function lookup(stack: Stack, target: object): Promise<string> {
   if (res.statusCode !== 200) throw new Error(`lookup: ${res.statusCode} ${res.body}`);
   return (JSON.parse(res.body) as { invocationId: string }).invocationId;
 }
+
+const query = (stack: Stack, sql: string) => sqlRows(stack.admin, sql);
 
 function expectOutput(t: ExecutionContext, res: Response<string>, body: string, id: string, stored = true): void {
   t.is(res.statusCode, 200, res.body);

@@ -6,10 +6,12 @@
  */
 import anyTest, { type TestFn } from 'ava';
 import { tableFromIPC } from 'apache-arrow';
-import { query, startStack, type Stack } from '../support/stack.js';
+import { sqlRows, startStack, type Stack } from '../support/stack.js';
 import { waitFor } from '../support/wait.js';
 
 const test = anyTest as TestFn<Stack & { ids: Record<string, string> }>;
+
+const query = (stack: Stack, sql: string) => sqlRows(stack.admin, sql);
 
 test.before(async (t) => {
   const stack = await startStack('embedded');

@@ -14,12 +14,13 @@ export const storeKinds: StoreKind[] = ['embedded', 'redis'];
 
 export interface Stack {
   server: RedstateProcess;
-  /** The redis-server of a Redis stack. */
-  redis: RunningRedis | undefined;
+  /** The SDK service process, to kill and restart it. */
   service: StartedService;
   ingress: Got;
   admin: Got;
   serviceUrl: string;
+  /** The Redis of a `redis` stack, to kill and restart it. */
+  redis?: RunningRedis;
   /** Execution counters kept by the SDK service (durable.mjs). */
   counts(): Promise<Record<string, number>>;
   stop(): Promise<void>;
@@ -27,10 +28,10 @@ export interface Stack {
 
 export type Rows = Array<Record<string, unknown>>;
 
-/** `POST /query` on the admin API, rows as JSON. */
-export async function query(stack: Stack, sql: string): Promise<Rows> {
-  const res = await stack.admin.post('query', { json: { query: sql }, headers: { accept: 'application/json' } });
-  if (res.statusCode !== 200) throw new Error(`query: ${res.statusCode} ${res.body}`);
+/** `POST /query` answered in JSON; the rows of a query that must succeed. */
+export async function sqlRows(admin: Got, sql: string): Promise<Rows> {
+  const res = await admin.post('query', { json: { query: sql }, headers: { accept: 'application/json' } });
+  if (res.statusCode !== 200) throw new Error(`query failed: ${res.statusCode} ${res.body}`);
   return (JSON.parse(res.body) as { rows: Rows }).rows;
 }
 
@@ -58,11 +59,11 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
   if (registered.statusCode !== 201) throw new Error(`registration failed: ${registered.statusCode} ${registered.body}`);
   return {
     server,
-    redis,
     service,
     ingress: client(server.ingress),
     admin,
     serviceUrl: service.url,
+    ...(redis ? { redis } : {}),
     async counts() {
       const res = await fetch(`http://127.0.0.1:${service.countsPort}/counts`);
       return (await res.json()) as Record<string, number>;

@@ -24,10 +24,11 @@ export function commitArgs(t: Transition): CommitArgs {
   const outboxRemove = t.outboxRemove ?? [];
   const outboxAdd = t.outboxAdd ?? [];
   const records = t.records ?? [];
+  const expectations = records.filter((r) => r.expect !== undefined);
 
   const keys: string[] = [k.invocations, k.active, k.timers, k.outbox];
   const args: ScriptArg[] = [
-    deletes, journal, invocations, state, timersRemove, timersAdd, outboxRemove, outboxAdd, records,
+    deletes, journal, invocations, state, timersRemove, timersAdd, outboxRemove, outboxAdd, records, expectations,
   ].map((section) => String(section.length));
 
   for (const id of deletes) {
@@ -38,6 +39,11 @@ export function commitArgs(t: Transition): CommitArgs {
     keys.push(k.journal(append.id));
     args.push(String(append.at), String(append.entries.length));
     for (const entry of append.entries) args.push(encodeEntry(entry));
+  }
+  for (const rec of expectations) {
+    keys.push(k.records(rec.kind));
+    if (rec.expect === null) args.push(rec.key, 'a');
+    else args.push(rec.key, 'v', encodeJson(rec.expect, `expected record ${rec.kind}/${rec.key}`));
   }
   for (const inv of invocations) {
     keys.push(k.snapshot(inv.id));

@@ -1,14 +1,14 @@
 /**
- * The lock record of an object key (runtime/object-locks.ts) as the Redis store holds it: the
+ * The lock record of an object key (runtime/kernel/object-keys.ts) as the Redis store holds it: the
  * holder and the inbox the server will go by, which /query does not show (sys_keyed_service_status
  * lists only holders that have not completed). Read through the project's own store code, for
  * the evidence of a key that stays locked.
  */
 import { loadConfig } from '../../../src/config.js';
 import { partitionKeyOf } from '../../../src/protocol/ids.js';
-import { OBJECT_RECORD, objectRecordKey } from '../../../src/runtime/object-locks.js';
-import { partitionOf } from '../../../src/runtime/partitioning.js';
-import { RedisStore } from '../../../src/store/index.js';
+import { partitionOf } from '../../../src/runtime/kernel/partitioning.js';
+import { objectRecordKey, readObjectKey, RecordKind } from '../../../src/runtime/kernel/persisted.js';
+import { RedisStore } from '../../../src/store/redis/redis-store.js';
 
 export interface LockRecord {
   holder?: string;
@@ -21,10 +21,8 @@ export async function readLockRecords(redisUrl: string, service: string, keys: s
   try {
     const records = await Promise.all(
       keys.map(async (key) => {
-        const record = (await store.getRecord(partitionOf(partitionKeyOf(key), partitions), OBJECT_RECORD, objectRecordKey(service, key))) as
-          | { context: LockRecord }
-          | undefined;
-        return record?.context;
+        const raw = await store.getRecord(partitionOf(partitionKeyOf(key), partitions), RecordKind.objectKey, objectRecordKey(service, key));
+        return raw === undefined ? undefined : readObjectKey(raw).context;
       }),
     );
     return new Map(keys.map((k, i) => [k, records[i]]));

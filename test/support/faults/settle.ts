@@ -9,7 +9,7 @@
 import type { Response } from 'got';
 import pLimit from 'p-limit';
 import { setTimeout as delay } from 'node:timers/promises';
-import { query, type Rows, type Stack } from '../stack.js';
+import { sqlRows, type Rows, type Stack } from '../stack.js';
 import { answer, jsonOf, type Answer } from './answer.js';
 import type { Execution } from './executions.js';
 import type { Sent } from './load.js';
@@ -57,7 +57,7 @@ export async function settle(stack: Stack, sent: Sent[], executions: Execution[]
     await delay(POLL_MS);
     unfinished = await stillRunning(stack);
   }
-  const inbox = await query(stack, `SELECT service_key, id FROM sys_inbox WHERE service_name = 'Counter' ORDER BY service_key, sequence_number`);
+  const inbox = await sqlRows(stack.admin, `SELECT service_key, id FROM sys_inbox WHERE service_name = 'Counter' ORDER BY service_key, sequence_number`);
   const finalCalls = await mapAll(KEYS, (key) =>
     answer(Date.now() + FINAL_CALL_MS, (ms) =>
       stack.ingress.post(`restate/call/Counter/${key}/add`, { json: { op: `final-${key}`, delta: 0, sleepMs: 0 }, timeout: { request: ms } }),
@@ -74,7 +74,7 @@ export async function settle(stack: Stack, sent: Sent[], executions: Execution[]
 /** The status of the invocations a lock record names (holder and inbox), as sys_invocation has it. */
 async function withStatuses(stack: Stack, records: Map<string, LockRecord | undefined>): Promise<Observed['locks']> {
   const named = [...records.values()].flatMap((r) => (r ? [...(r.holder ? [r.holder] : []), ...r.inbox] : []));
-  const rows = named.length === 0 ? [] : await query(stack, `SELECT id, status FROM sys_invocation WHERE id IN (${named.map((h) => `'${h}'`).join(', ')})`);
+  const rows = named.length === 0 ? [] : await sqlRows(stack.admin, `SELECT id, status FROM sys_invocation WHERE id IN (${named.map((h) => `'${h}'`).join(', ')})`);
   const status = new Map(rows.map((r) => [String(r.id), String(r.status)]));
   return new Map([...records].map(([key, r]) => [key, r && { ...r, status }]));
 }
@@ -100,7 +100,7 @@ async function outputs<K>(names: Iterable<K>, deadline: number, ask: (name: K, t
 }
 
 function stillRunning(stack: Stack): Promise<Rows> {
-  return query(stack, `SELECT id, target, status, created_at, modified_at FROM sys_invocation WHERE status <> 'completed' ORDER BY created_at`);
+  return sqlRows(stack.admin, `SELECT id, target, status, created_at, modified_at FROM sys_invocation WHERE status <> 'completed' ORDER BY created_at`);
 }
 
 async function mapAll<K, V>(keys: Iterable<K>, f: (key: K) => Promise<V>): Promise<Map<K, V>> {

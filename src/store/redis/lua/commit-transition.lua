@@ -10,7 +10,7 @@
 
   Every key is passed in KEYS and all share the partition's hash tag, so the script runs in
   one Redis Cluster slot. Sections below are read in order by two cursors, one over KEYS
-  (from KEYS[5]) and one over ARGV (from ARGV[10]).
+  (from KEYS[5]) and one over ARGV (from ARGV[11]).
 
   Input:
     KEYS[1]  rs:{pN}:invocations   set of every invocation id
@@ -22,12 +22,13 @@
     ARGV[2]  J   journal appends            ARGV[7]  OR  outbox messages to remove
     ARGV[3]  I   invocation writes          ARGV[8]  OA  outbox messages to add
     ARGV[4]  S   state groups               ARGV[9]  R   record writes
-    ARGV[5]  TR  timers to remove
+    ARGV[5]  TR  timers to remove           ARGV[10] E   record expectations
 
     section          per item: ARGV                          per item: KEYS
     deletes      D x id                                  snapshot key, journal key
     journal      J x at, n, entry_1 .. entry_n           journal key
                      (entry = 2-byte big-endian type + payload, binary)
+    expectations E x field, 'a' (absent) | 'v', JSON     record hash key
     invocations  I x id, snapshot JSON, '1' active | '0'  snapshot key
     state        S x n, op_1 .. op_n                     state hash key
                      (op = 's', field, value | 'c', field | 'a')
@@ -40,12 +41,13 @@
   Output:
     0            applied
     {j, length}  journal append j (1-based) expected another length; nothing was written
+    {'record', e} record expectation e (1-based) did not hold; nothing was written
 ]]
 
 local counts = {}
-for i = 1, 9 do counts[i] = tonumber(ARGV[i]) end
+for i = 1, 10 do counts[i] = tonumber(ARGV[i]) end
 
-local argAt, keyAt = 9, 4
+local argAt, keyAt = 10, 4
 local function nextArg()
   argAt = argAt + 1
   return ARGV[argAt]
@@ -55,7 +57,7 @@ local function nextKey()
   return KEYS[keyAt]
 end
 
--- Read deletes and appends first: the conflict check must see them before any write.
+-- Read deletes, appends and expectations first: the checks must see them before any write.
 local deletes = {}
 for i = 1, counts[1] do
   deletes[i] = { id = nextArg(), snapshot = nextKey(), journal = nextKey() }
@@ -74,6 +76,16 @@ for i, append in ipairs(appends) do
   local length = lengths[append.key] or redis.call('LLEN', append.key)
   if length ~= append.at then return { i, length } end
   lengths[append.key] = length + append.n
+end
+
+for i = 1, counts[10] do
+  local key, field, mode = nextKey(), nextArg(), nextArg()
+  local stored = redis.call('HGET', key, field)
+  if mode == 'a' then
+    if stored then return { 'record', i } end
+  elseif stored ~= nextArg() then
+    return { 'record', i }
+  end
 end
 
 -- From here on nothing can refuse the transition.
