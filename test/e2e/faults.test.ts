@@ -13,7 +13,7 @@ import type { FaultKind } from '../support/faults/options.js';
 import { evidence, summary } from '../support/faults/report.js';
 import { storeKinds, type StoreKind } from '../support/stack.js';
 
-const short = { rounds: 1, ops: 400, concurrency: 48, seed: 1, settleMs: 30_000 };
+const short = { rounds: 1, ops: 300, concurrency: 48, seed: 1, settleMs: 30_000 };
 
 const victims: Record<FaultKind, string> = { server: 'redstate', sdk: 'the SDK service', redis: 'redis-server' };
 
