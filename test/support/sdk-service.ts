@@ -13,9 +13,14 @@ export interface StartedService {
   /** `http://127.0.0.1:<port>/` */
   url: string;
   stop(): Promise<void>;
-  proc: ChildProcess;
+  /** SIGKILL, as in a crash. */
+  kill(): Promise<void>;
+  /** Starts the file again, on the same port, after `kill`. */
+  restart(): Promise<void>;
+  /** The running process (a new one after `restart`). */
+  readonly proc: ChildProcess;
   /** The counters server of services that keep counters (services/serve.mjs). */
-  countsPort?: number;
+  readonly countsPort: number | undefined;
 }
 
 /** The checkout root: tests run from dist/test/…, the .mjs files stay in test/ (tsc does not copy them). */
@@ -34,9 +39,16 @@ export function supportFile(relative: string): string {
   return path.join(projectRoot(), 'test', 'support', relative);
 }
 
-
-
 const START_TIMEOUT_MS = 15_000;
+
+interface Launched {
+  proc: ChildProcess;
+  port: number;
+  countsPort: number | undefined;
+  /** Resolves when the process has exited. */
+  exit: Promise<void>;
+  exited(): boolean;
+}
 
 /**
  * Starts `file` (absolute, or relative to the checkout root, or to `test/support/services/`).
@@ -47,9 +59,37 @@ export async function startService(file: string, opts: { env?: Record<string, st
   const candidates = path.isAbsolute(file) ? [file] : [path.join(root, file), supportFile(path.join('services', file))];
   const script = candidates.find((c) => existsSync(c));
   if (!script) throw new Error(`service file not found: ${candidates.join(' or ')}`);
+  let current = await launch(root, script, opts.env ?? {});
+  const port = current.port;
+  const terminate = async (signal: NodeJS.Signals) => {
+    if (current.exited()) return;
+    current.proc.kill(signal);
+    const timer = signal === 'SIGKILL' ? undefined : setTimeout(() => current.proc.kill('SIGKILL'), 3_000);
+    await current.exit;
+    clearTimeout(timer);
+  };
+  return {
+    port,
+    url: `http://127.0.0.1:${port}/`,
+    get proc() {
+      return current.proc;
+    },
+    get countsPort() {
+      return current.countsPort;
+    },
+    stop: () => terminate('SIGTERM'),
+    kill: () => terminate('SIGKILL'),
+    async restart() {
+      // The same address, so the registered deployment reaches the new process.
+      current = await launch(root, script, { ...opts.env, PORT: String(port) });
+    },
+  };
+}
+
+async function launch(root: string, script: string, env: Record<string, string>): Promise<Launched> {
   const proc = spawn(process.execPath, ['--import', supportFile('poly.mjs'), script], {
     cwd: root,
-    env: { ...process.env, ...opts.env },
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -80,13 +120,5 @@ export async function startService(file: string, opts: { env?: Record<string, st
     await new Promise((r) => setTimeout(r, 20));
   }
   const countsPort = Number(/^COUNTS (\d+)$/m.exec(output)?.[1]) || undefined;
-
-  const stop = async () => {
-    if (exited !== undefined) return;
-    proc.kill('SIGTERM');
-    const timer = setTimeout(() => proc.kill('SIGKILL'), 3_000);
-    await exit;
-    clearTimeout(timer);
-  };
-  return { port, url: `http://127.0.0.1:${port}/`, stop, proc, ...(countsPort ? { countsPort } : {}) };
+  return { proc, port, countsPort, exit, exited: () => exited !== undefined };
 }

@@ -7,13 +7,15 @@ import got, { type Got } from 'got';
 import path from 'node:path';
 import { startRedis, type RunningRedis } from './redis.js';
 import { startRedstate, type RedstateProcess } from './server.js';
-import { startService } from './sdk-service.js';
+import { startService, type StartedService } from './sdk-service.js';
 
 export type StoreKind = 'embedded' | 'redis';
 export const storeKinds: StoreKind[] = ['embedded', 'redis'];
 
 export interface Stack {
   server: RedstateProcess;
+  /** The SDK service process, to kill and restart it. */
+  service: StartedService;
   ingress: Got;
   admin: Got;
   serviceUrl: string;
@@ -42,12 +44,14 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** Serve the SDK endpoint over HTTP/1.1 request/response and register it with `use_http_11`. */
   http1?: boolean;
+  /** Environment of the SDK service process. */
+  serviceEnv?: Record<string, string>;
 }
 
 export async function startStack(store: StoreKind, opts: StackOptions = {}): Promise<Stack> {
   const redis = store === 'redis' ? await startRedis() : undefined;
   const service = await startService(path.resolve('test/support/services', opts.serviceFile ?? 'durable.mjs'), {
-    env: opts.http1 ? { HTTP1: '1' } : {},
+    env: { ...opts.serviceEnv, ...(opts.http1 ? { HTTP1: '1' } : {}) },
   });
   const server = await startRedstate({ ...(redis ? { redisUrl: redis.url } : {}), ...(opts.env ? { env: opts.env } : {}) });
   const admin = client(server.admin);
@@ -55,6 +59,7 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
   if (registered.statusCode !== 201) throw new Error(`registration failed: ${registered.statusCode} ${registered.body}`);
   return {
     server,
+    service,
     ingress: client(server.ingress),
     admin,
     serviceUrl: service.url,

@@ -1,0 +1,79 @@
+/**
+ * A fault campaign: rounds of load against a fresh stack (redstate, its store, the SDK service
+ * of test/support/services/faults.mjs), with faults at seeded moments, then the checks. Used by
+ * test/e2e/faults.test.ts (short) and scripts/faults.mjs (long).
+ */
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startStack } from '../stack.js';
+import { check, type Violation } from './checks.js';
+import { readExecutions } from './executions.js';
+import { faultInjector } from './injector.js';
+import { runLoad } from './load.js';
+import { downtime, type CampaignOptions } from './options.js';
+import { planFaults, planLoad } from './plan.js';
+import { prng } from './prng.js';
+import { evidence, type RoundResult } from './report.js';
+import { settle } from './settle.js';
+
+export async function runCampaign(opts: CampaignOptions, onRound: (r: RoundResult) => void = () => {}): Promise<RoundResult[]> {
+  const results: RoundResult[] = [];
+  for (let round = 1; round <= opts.rounds; round++) {
+    const result = await runRound(opts, round);
+    onRound(result);
+    results.push(result);
+  }
+  return results;
+}
+
+export async function runRound(opts: CampaignOptions, round: number): Promise<RoundResult> {
+  const seed = opts.seed + round - 1;
+  const started = Date.now();
+  const dir = await mkdtemp(path.join(tmpdir(), 'redstate-faults-'));
+  const executionsFile = path.join(dir, 'executions.ndjson');
+  const stack = await startStack(opts.store, { serviceFile: 'faults.mjs', serviceEnv: { FAULTS_EXECUTIONS: executionsFile } }).catch(async (err: unknown) => {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  });
+  const result: RoundResult = { store: opts.store, fault: opts.fault, round, seed, ops: opts.ops, acked: 0, faults: [], violations: [], durationMs: 0, serverLog: '' };
+  try {
+    const rng = prng(seed);
+    const plan = planLoad(rng, opts.ops);
+    const injector = faultInjector(stack, opts.fault, planFaults(rng, opts.ops, opts.faultsPerRound, opts.downtimeMs ?? downtime[opts.fault]));
+    const sent = await runLoad(stack.ingress, plan, opts.concurrency, (op) => injector.onStart(op));
+    result.acked = sent.filter((s) => s.acked).length;
+    result.faults = await injector.done();
+    const observed = await settle(stack, sent, await readExecutions(executionsFile), opts.settleMs);
+    result.violations = check(sent, await readExecutions(executionsFile), observed);
+  } catch (err) {
+    result.violations.push(roundError(err, stack.server.output()));
+  } finally {
+    result.serverLog = stack.server.output();
+    result.durationMs = Date.now() - started;
+    if (result.violations.length > 0 && opts.artifactsDir) await keep(result, executionsFile, opts.artifactsDir);
+    // SIGKILL first: the checks are done, and a graceful stop must not hold up the campaign.
+    await stack.server.kill();
+    await stack.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+  return result;
+}
+
+/** A round that could not run to its checks: why, and how the server's log ends (did it stop?). */
+function roundError(err: unknown, serverLog: string): Violation {
+  const why = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  const tail = serverLog.trimEnd().split('\n').slice(-5).join('\n');
+  return { kind: 'error', subject: 'round', detail: `${why}\nthe server log ends with:\n${tail}`, ids: [] };
+}
+
+/** Copies what a failed round leaves for a closer look: the server log, the executions file, the evidence. */
+async function keep(r: RoundResult, executionsFile: string, root: string): Promise<void> {
+  const dir = path.join(root, `${r.store}-${r.fault}-round${r.round}-seed${r.seed}`);
+  await mkdir(dir, { recursive: true });
+  await writeFile(path.join(dir, 'server.log'), r.serverLog);
+  // There is no executions file if no step ran at all.
+  await copyFile(executionsFile, path.join(dir, 'executions.ndjson')).catch(() => {});
+  r.artifacts = dir;
+  await writeFile(path.join(dir, 'evidence.md'), evidence(r, Infinity));
+}
