@@ -32,7 +32,7 @@ import type { CompletedInvocation, InvokeRequest, InvokeResult, Logger, OutputSt
 export type { Outcome as OperatorOutcome, DeploymentChoice, RestartOptions, Restarted } from './services/operator.js';
 
 export class Runtime {
-  private readonly transport = new Transport();
+  private readonly transport: Transport;
   private readonly retry: RetryScheduler;
   private readonly locks: ObjectLocks;
   private readonly actors: ActorCache;
@@ -52,6 +52,7 @@ export class Runtime {
     readonly log: Logger,
   ) {
     const now = () => Date.now();
+    this.transport = new Transport({ maxMessageBytes: config.requestSizeLimit });
     this.retry = new RetryScheduler(log);
     this.locks = new ObjectLocks(store, (partition, err) => this.partitionLost(partition, err));
     const ports = this.ports(now);
