@@ -71,6 +71,8 @@ export interface InvocationInput {
   deploymentId?: string;
   /** Where the result goes when another invocation called this one. */
   caller?: { invocationId: string; completionId: number };
+  /** The invocation whose handler called or sent this one (sys_invocation.invoked_by_*). */
+  parent?: { invocationId: string; target: Target };
   idempotencyKey?: string;
   retryPolicy: RetryPolicy;
   /** Epoch ms at which to start; absent or past means now. */

@@ -30,6 +30,7 @@ export interface LoadedInvocation {
 /** Facts from outside the snapshot; each is looked up only when a query needs it. */
 export interface InvocationFacts {
   journal?: JournalEntry[];
+  /** The caller's target, for invocations stored before they kept their parent's. */
   callerTarget?: Target;
   /** ms; from the handler's current configuration. */
   journalRetention?: number;
@@ -85,6 +86,7 @@ function entryIndexOfCommand(journal: JournalEntry[], n: number): number | undef
 function statusColumns(inv: LoadedInvocation, facts: InvocationFacts): Row {
   const c = inv.context;
   const t = c.target;
+  const parentTarget = c.parent?.target ?? facts.callerTarget;
   const row: Row = {
     id: inv.id,
     target: targetString(t),
@@ -94,9 +96,9 @@ function statusColumns(inv: LoadedInvocation, facts: InvocationFacts): Row {
     target_service_ty: SERVICE_TY[t.serviceTy],
     idempotency_key: c.idempotencyKey,
     invoked_by: c.invokedBy,
-    invoked_by_id: c.caller?.invocationId,
-    invoked_by_service_name: facts.callerTarget?.service,
-    invoked_by_target: facts.callerTarget ? targetString(facts.callerTarget) : undefined,
+    invoked_by_id: c.parent?.invocationId ?? c.caller?.invocationId,
+    invoked_by_service_name: parentTarget?.service,
+    invoked_by_target: parentTarget ? targetString(parentTarget) : undefined,
     restarted_from: c.restartedFrom,
     pinned_deployment_id: c.deploymentId,
     pinned_service_protocol_version: c.deploymentId !== undefined ? facts.protocolVersion : undefined,
@@ -113,7 +115,8 @@ function statusColumns(inv: LoadedInvocation, facts: InvocationFacts): Row {
     completion_retention: c.completionRetention,
     journal_retention: facts.journalRetention,
   };
-  if (facts.journal) {
+  // A scheduled invocation has no journal yet in Restate (its input waits in the schedule).
+  if (facts.journal && inv.value !== 'scheduled') {
     row.journal_size = facts.journal.length;
     row.journal_commands_size = facts.journal.filter((e) => isCommand(e.type)).length;
   }

@@ -119,7 +119,7 @@ async function factsOf(inv: LoadedInvocation, reader: StoreReader, deps: QuerySo
   ) {
     facts.journal = await reader.journal(inv);
   }
-  if (c.caller && (plan.usesColumn('invoked_by_service_name') || plan.usesColumn('invoked_by_target'))) {
+  if (c.caller && !c.parent && (plan.usesColumn('invoked_by_service_name') || plan.usesColumn('invoked_by_target'))) {
     const caller = await reader.invocation(c.caller.invocationId);
     if (caller) facts.callerTarget = caller.context.target;
   }

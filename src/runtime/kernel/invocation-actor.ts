@@ -29,6 +29,8 @@ export interface Step {
   events?: InvocationEvent[];
   entries?: JournalEntry[];
   write?: ExtraWrites;
+  /** Delete the invocation in this commit rather than store it (kernel/plan.ts `forget`). */
+  forget?: boolean;
 }
 
 /** A running attempt as the actor sees it (invoker/attempt.ts). */
@@ -194,6 +196,7 @@ export class InvocationActor {
       entries,
       journalAt,
       ...(step.write ? { extra: step.write } : {}),
+      ...(step.forget ? { forget: true } : {}),
     });
     const next = effects.some((e) => e.type === 'startAttempt') ? this.ports.newAttempt(this, snapshot.context) : undefined;
     let granted: string[];

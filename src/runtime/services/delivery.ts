@@ -11,7 +11,7 @@ import { encodeNotification, MessageType, type Notification } from '../../protoc
 import type { Registry } from '../../registry/registry.js';
 import { isWorkflowRun } from '../../registry/types.js';
 import type { OutboxMessage, Store } from '../../store/types.js';
-import { isWorkflowRunContext } from '../kernel/persisted.js';
+import { isWorkflowRunContext, RecordKind } from '../kernel/persisted.js';
 import { completionResult, messageResult, NOT_FOUND } from '../kernel/results.js';
 import type { Caller, OutboxBody } from '../types.js';
 import type { ActorCache } from './actors.js';
@@ -24,9 +24,23 @@ export interface DeliveryDeps {
   readonly actors: ActorCache;
   readonly invocations: Invocations;
   readonly retry: RetryScheduler;
+  /** The CANCEL signal is an operator cancel (services/operator.ts); a missing or completed target is fine. */
+  cancel(invocationId: string): Promise<void>;
 }
 
 type InvokeBody = Extract<OutboxBody, { kind: 'invoke' }>;
+type SignalBody = Extract<OutboxBody, { kind: 'signal' }>;
+
+const CANCEL_SIGNAL = 1;
+
+/** Signals reach only invocations that have started and not ended; Restate drops the others. */
+const SIGNALLED_STATES = new Set(['running', 'suspended', 'backingOff', 'paused']);
+
+/** Makes one named signal's delivery idempotent: a journal may hold many signals of one name. */
+interface DeliveryMark {
+  partition: number;
+  messageId: string;
+}
 
 export class Delivery {
   /** Callees whose `invoke` message is committed and not delivered yet, with who waits for their creation. */
@@ -36,9 +50,12 @@ export class Delivery {
 
   /** Messages were committed (or found in an outbox at start-up): deliver them. */
   deliver(partition: number, messages: OutboxMessage[]): void {
+    // Callees first: a signal in the same batch (a handler cancelling what it just sent) waits for them.
     for (const m of messages) {
       const body = m.body as OutboxBody;
       if (body.kind === 'invoke' && !this.undelivered.has(body.invocationId)) this.undelivered.set(body.invocationId, []);
+    }
+    for (const m of messages) {
       this.attempt(partition, m).catch((err: unknown) => this.deps.retry.later(`outbox ${m.id}`, err, () => this.attempt(partition, m)));
     }
   }
@@ -55,16 +72,24 @@ export class Delivery {
     return new Promise((resolve) => waiting.push(resolve));
   }
 
-  /** Appends a notification unless the journal already has one for the same id (idempotent delivery). */
-  async notify(id: string, type: number, n: Notification): Promise<void> {
+  /**
+   * Appends a notification unless the journal already has one for the same completion id or
+   * signal index, or, for a named signal, this very message was delivered (`mark`): delivery
+   * is idempotent.
+   */
+  async notify(id: string, type: number, n: Notification, mark?: DeliveryMark): Promise<void> {
     const actor = await this.deps.actors.get(id);
     if (!actor) return;
     await actor.run(async () => {
       if (actor.status === 'completed') return;
+      const isSignal = n.signalId !== undefined || n.signalName !== undefined;
+      if (isSignal && !SIGNALLED_STATES.has(actor.status)) return;
       const j = actor.journal;
       const seen = n.completionId !== undefined ? j.completions.has(n.completionId) : n.signalId !== undefined && j.signals.has(n.signalId);
       if (seen) return;
-      await actor.commit({ entries: [{ type, payload: encodeNotification(n) }] });
+      if (mark && (await this.deps.store.getRecord(mark.partition, RecordKind.signalDelivery, mark.messageId)) !== undefined) return;
+      const write = mark ? { records: [{ kind: RecordKind.signalDelivery, key: mark.messageId, value: true }] } : {};
+      await actor.commit({ entries: [{ type, payload: encodeNotification(n) }], write });
     });
   }
 
@@ -78,12 +103,29 @@ export class Delivery {
         await this.notify(body.invocationId, body.notificationType ?? MessageType.CallCompletionNotification, { completionId: body.completionId, ...messageResult(body) });
         break;
       case 'signal':
-        await this.notify(body.invocationId, MessageType.SignalNotification, { signalId: body.signalId, ...messageResult(body) });
+        await this.signal(body, message.id);
         break;
       default:
         throw new Error(`unknown outbox message kind '${(body as { kind: string }).kind}'`);
     }
     await this.deps.store.commit({ partition, outboxRemove: [message.id] });
+    if (body.kind === 'signal' && body.signalName !== undefined) {
+      // The message is gone, so is the need to recognise it; a crash before this leaves one small record.
+      await this.deps.store.commit({ partition: this.deps.actors.partitionOf(body.invocationId), records: [{ kind: RecordKind.signalDelivery, key: message.id, value: null }] });
+    }
+  }
+
+  private async signal(body: SignalBody, messageId: string): Promise<void> {
+    await this.whenCreated(body.invocationId);
+    const result = messageResult(body);
+    if (body.signalName !== undefined) {
+      const mark = { partition: this.deps.actors.partitionOf(body.invocationId), messageId };
+      return this.notify(body.invocationId, MessageType.SignalNotification, { signalName: body.signalName, ...result }, mark);
+    }
+    // Restate treats a CANCEL sent by a handler (ctx.cancel) as an operator's cancel: an
+    // invocation that has not started yet is then never run.
+    if (body.signalId === CANCEL_SIGNAL) return this.deps.cancel(body.invocationId);
+    return this.notify(body.invocationId, MessageType.SignalNotification, { signalId: body.signalId, ...result });
   }
 
   private async invoke(body: InvokeBody): Promise<void> {
@@ -111,6 +153,7 @@ export class Delivery {
       invokedBy: 'service',
       invocationId: body.invocationId,
       ...(body.caller ? { caller: body.caller } : {}),
+      ...(body.parent ? { parent: body.parent } : {}),
       ...(body.executeAt !== undefined ? { executeAt: body.executeAt } : {}),
       ...(body.idempotencyKey !== undefined ? { idempotencyKey: body.idempotencyKey } : {}),
     });

@@ -111,6 +111,18 @@ const scheduled = restate.service({
   },
 });
 
+/** One key's lock held until a named signal: what comes after it waits in the key's inbox. */
+const queue = restate.object({
+  name: 'Queue',
+  handlers: {
+    hold: async (ctx, name) => ctx.signal(name),
+    after: async (ctx, tag) => {
+      await ctx.run('ran', () => bump(`${tag}:ran`));
+      return `after ${tag}`;
+    },
+  },
+});
+
 // --- large inputs -------------------------------------------------------------------------------
 
 const echo = restate.service({
@@ -164,5 +176,5 @@ const parent = restate.object({
 });
 
 const endpoint = restate.endpoint();
-for (const s of [waiter, suspendingWaiter, signaller, scheduled, echo, child, childObject, childWorkflow, parent]) endpoint.bind(s);
+for (const s of [waiter, suspendingWaiter, signaller, scheduled, queue, echo, child, childObject, childWorkflow, parent]) endpoint.bind(s);
 serve(endpoint, { counts });
