@@ -94,6 +94,8 @@ export interface InvocationContext extends Omit<InvocationInput, 'executeAt' | '
   modifiedAt: number;
   scheduledStartAt?: number;
   runningAt?: number;
+  /** When the latest attempt started. */
+  lastStartAt?: number;
   completedAt?: number;
   /** Failed attempts so far (the counter is not reset by resume, as in Restate). */
   retryCount: number;
@@ -232,7 +234,10 @@ export const invocationMachine = setup({
       on: { lockGranted: { target: 'running', actions: assign({ lockHeld: true, modifiedAt: ({ event }) => event.now }) } },
     },
     running: {
-      entry: [assign({ runningAt: ({ context }) => context.runningAt ?? context.modifiedAt, awaiting: undefined }), 'startAttempt'],
+      entry: [
+        assign({ runningAt: ({ context }) => context.runningAt ?? context.modifiedAt, lastStartAt: ({ context }) => context.modifiedAt, awaiting: undefined }),
+        'startAttempt',
+      ],
       on: {
         pinDeployment: { actions: assign({ deploymentId: ({ event }) => event.deploymentId }) },
         pause: { target: 'paused', actions: assign({ modifiedAt: ({ event }) => event.now }) },

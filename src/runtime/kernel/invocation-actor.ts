@@ -181,7 +181,8 @@ export class InvocationActor {
 
   private async store(advanced: Advanced, step: Step): Promise<void> {
     if (this.broken) throw new Error(`invocation ${this.id} must be reloaded`);
-    const entries = step.entries ?? [];
+    const appendedAt = this.ports.now();
+    const entries = (step.entries ?? []).map((e) => ({ ...e, appendedAt }));
     const journalAt = this.journal.length;
     // The journal view grows first so that the wake check sees the new notifications; a
     // failed commit discards this whole actor anyway.

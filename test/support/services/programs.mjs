@@ -139,6 +139,17 @@ const child = restate.service({
   name: 'Child',
   handlers: {
     hello: async (_ctx, from) => `hello from ${from}`,
+    fail: async () => {
+      throw new restate.TerminalError('child refused', { errorCode: 418 });
+    },
+    // Fails, and waits a minute before each retry: backing-off for the CLI's list.
+    flaky: restate.handlers.handler({ retryPolicy: { initialInterval: 60_000, maxInterval: 60_000 } }, async () => {
+      throw new Error('flaky child');
+    }),
+    // Fails once, then waits for an operator: paused.
+    pauses: restate.handlers.handler({ retryPolicy: { maxAttempts: 1, onMaxAttempts: 'pause' } }, async () => {
+      throw new Error('pausing child');
+    }),
   },
 });
 
