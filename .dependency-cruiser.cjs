@@ -1,6 +1,6 @@
 /**
  * The layering of design.md, checked on every `npm test`:
- *   main/server → ingress | admin → runtime | registry | query → store | protocol,
+ *   main/server → ingress | admin → runtime | registry | query → store | protocol → telemetry,
  *   runtime.ts → runtime/services → runtime/invoker → runtime/kernel,
  *   machines/ pure (xstate only), no cycles anywhere.
  */
@@ -40,6 +40,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/(store|protocol)/' },
       to: { path: '^src/(runtime|registry|query)/' },
+    },
+    {
+      name: 'telemetry-is-a-leaf',
+      comment: 'logs, metrics and traces are used by every layer, so they use none of them (config types aside).',
+      severity: 'error',
+      from: { path: '^src/telemetry/' },
+      to: { path: '^src/', pathNot: ['^src/telemetry/', '^src/config\\.ts$'] },
     },
     {
       name: 'registry-below-runtime',

@@ -86,6 +86,8 @@ export interface InvocationInput {
   completionRetention?: number;
   /** Holds its key's lock (granted in the creating commit, or later by `lockGranted`). */
   lockHeld?: boolean;
+  /** W3C trace context of what created it (the ingress request's span): the parent of its attempts' spans. */
+  traceparent?: string;
   now: number;
 }
 

@@ -1,12 +1,18 @@
 /**
- * Builds the whole server from a config: store → registry → runtime → supervisor → the two
- * HTTP listeners. The order matters: nothing is served before recovery has re-armed timers
- * and restarted what was running.
+ * Builds the whole server from a config: telemetry → store → registry → runtime → supervisor →
+ * the three HTTP listeners (ingress, admin, node). The order matters: nothing is served before
+ * recovery has re-armed timers and restarted what was running.
  */
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loadTokens } from './bearer-auth.js';
 import type { Config } from './config.js';
+import { createListener } from './http-listener.js';
+import { discover } from './protocol/discovery.js';
+import { RequestSigner } from './protocol/request-identity.js';
+import { Transport } from './protocol/transport.js';
 import { openStore } from './store/index.js';
+import { tlsOptions } from './store/redis/tls-files.js';
 import { Registry } from './registry/registry.js';
 import { Runtime } from './runtime/runtime.js';
 import { createIngressApp } from './ingress/app.js';
@@ -14,20 +20,17 @@ import { createAdminApp } from './admin/app.js';
 import { invocationRoutes } from './admin/routes/invocations.js';
 import { queryRoutes } from './admin/routes/query.js';
 import { serviceStateRoutes } from './admin/routes/service-state.js';
-import type { Logger } from './runtime/types.js';
+import type { Logger } from './telemetry/log.js';
+import { startProcessMetrics } from './telemetry/metrics.js';
+import { createNodeEndpoint } from './telemetry/node-endpoint.js';
+import { startTracing, stopTracing } from './telemetry/tracing.js';
 
 export interface RunningServer {
-  log: Logger;
   ingressPort: number;
   adminPort: number;
+  nodePort: number;
   stop(): Promise<void>;
 }
-
-const log: Logger = {
-  info: (m) => process.stdout.write(`${new Date().toISOString()} INFO ${m}\n`),
-  warn: (m) => process.stderr.write(`${new Date().toISOString()} WARN ${m}\n`),
-  error: (m) => process.stderr.write(`${new Date().toISOString()} ERROR ${m}\n`),
-};
 
 /** Stops listening, lets requests in flight finish for up to `graceMs`, then closes what is left. */
 async function closeGracefully(servers: http.Server[], graceMs: number): Promise<void> {
@@ -49,31 +52,71 @@ function listen(server: http.Server, port: number, host: string): Promise<number
   });
 }
 
-export async function startServer(config: Config): Promise<RunningServer> {
-  const store = await openStore({ dataDir: config.dataDir, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) });
-  log.info(`store: ${store.info.backend} at ${store.info.location}`);
-  for (const w of store.info.warnings) log.warn(w);
-  const registry = await Registry.load(store);
-  const runtime = new Runtime(store, registry, config, log);
+/** The store the config names, reporting Redis outages in the log (store/redis/availability.ts). */
+function openConfiguredStore(config: Config, log: Logger) {
+  const tls = config.redisUrl
+    ? tlsOptions(config.redisUrl, { ca: config.redisTlsCaFile, cert: config.redisTlsCertFile, key: config.redisTlsKeyFile })
+    : undefined;
+  return openStore({
+    dataDir: config.dataDir,
+    ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
+    redis: {
+      ...(tls ? { tls } : {}),
+      onAvailability: ({ available, message, outageMs }) => {
+        const fields = { store: 'redis', ...(outageMs !== undefined ? { outage_ms: outageMs } : {}) };
+        if (available) log.info(fields, message);
+        else log.warn(fields, message);
+      },
+    },
+  });
+}
+
+export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+  const startedAt = performance.now();
+  if (config.tracingEndpoint) await startTracing(config.tracingEndpoint);
+  startProcessMetrics();
+  const tokens = loadTokens(config);
+  const signer = config.requestIdentityPrivateKeyPemFile ? RequestSigner.fromPemFile(config.requestIdentityPrivateKeyPemFile) : undefined;
+  const store = await openConfiguredStore(config, log);
+  const storeFields = { store: store.info.backend, location: store.info.location };
+  log.info(storeFields, `store: ${store.info.backend} at ${store.info.location}`);
+  for (const w of store.info.warnings) log.warn(storeFields, w);
+  // Restate logs the key id too: it is what SDK endpoints are given as `identityKeys`.
+  if (signer) log.info({ key_id: signer.keyId }, `request identity: requests to deployments are signed with ${signer.keyId}`);
+  const registry = await Registry.load(store, signer ? { discover: (uri, opts) => discover(uri, { ...opts, signer }) } : {});
+  const runtime = new Runtime(store, registry, config, log, new Transport({ maxMessageBytes: config.requestSizeLimit }, signer));
   const recovered = await runtime.recover();
   if (recovered.resumed > 0 || recovered.redelivered > 0) {
-    log.info(`recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);
+    log.info(recovered, `recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);
   }
 
-  const ingress = http.createServer(createIngressApp({ runtime, registry, config }, log).callback());
+  const ready = () => store.ping();
+  const ingress = createListener(createIngressApp({ runtime, registry, config, ready, tokens: tokens.ingress }, log).callback());
   const adminRoutes = [invocationRoutes(runtime), serviceStateRoutes(runtime, registry), queryRoutes({ store, registry, config })];
-  const admin = http.createServer(createAdminApp({ registry, config, extraRoutes: (router) => adminRoutes.forEach((add) => add(router)) }).callback());
+  const admin = createListener(
+    createAdminApp({ registry, config, log, ready, tokens: tokens.admin, extraRoutes: (router) => adminRoutes.forEach((add) => add(router)) }).callback(),
+  );
+  const node = createNodeEndpoint();
   // Calls block until their invocation completes: no server-side request timeout.
   ingress.requestTimeout = 0;
   ingress.keepAliveTimeout = 65_000;
-  const ingressPort = await listen(ingress, config.ingressPort, config.host);
-  const adminPort = await listen(admin, config.adminPort, config.host);
-  log.info(`ingress on :${ingressPort}, admin on :${adminPort}`);
+  const ingressPort = await listen(ingress, config.ingressPort, config.ingressHost ?? config.host);
+  const adminPort = await listen(admin, config.adminPort, config.adminHost ?? config.host);
+  const nodePort = await listen(node, config.nodePort, config.host);
+  // The readiness line: test/support/server.ts and scripts find the ports in this text.
+  log.info(
+    { ports: { ingress: ingressPort, admin: adminPort, node: nodePort }, startup_ms: Math.round(performance.now() - startedAt) },
+    `ingress on :${ingressPort}, admin on :${adminPort}, node on :${nodePort}`,
+  );
+  if (tokens.ingress.enabled || tokens.admin.enabled) {
+    log.info(`bearer tokens required on: ${[tokens.ingress.enabled && 'ingress', tokens.admin.enabled && 'admin'].filter(Boolean).join(', ')}`);
+  }
 
+  const servers = [ingress, admin, node];
   return {
-    log,
     ingressPort,
     adminPort,
+    nodePort,
     /**
      * Graceful: no new connections; requests in flight (calls waiting for their invocation)
      * may still be answered for `shutdownGrace` ms while the runtime keeps working; then the
@@ -81,9 +124,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
      * resume at the next start) and the store is closed once every commit it took is done.
      */
     async stop() {
-      await closeGracefully([ingress, admin], config.shutdownGrace);
+      await closeGracefully(servers, config.shutdownGrace);
       await runtime.stop();
       await store.close();
+      await stopTracing();
     },
   };
 }

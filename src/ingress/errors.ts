@@ -4,8 +4,8 @@
  * nothing else writes error bodies.
  */
 import type { Context, Next } from 'koa';
-import { DomainError, IngressError, statusOf } from '../errors.js';
-import type { Logger } from '../runtime/types.js';
+import { DomainError, IngressError, statusOf, Unavailable } from '../errors.js';
+import { LogField, type Logger } from '../telemetry/log.js';
 
 /** Restate's ingress error body: keys in the order code, message, [metadata], [stacktrace], source. */
 export function errorBody(e: IngressError): string {
@@ -24,7 +24,9 @@ export function errorFunnel(log: Logger) {
       await next();
     } catch (err) {
       const e = asIngressError(err);
-      if (e.status >= 500 && !(err instanceof IngressError)) log.error(`ingress ${ctx.method} ${ctx.path}: ${String(err)}`);
+      if (e.status >= 500 && !(err instanceof IngressError) && !(err instanceof Unavailable)) {
+        log.error({ [LogField.httpMethod]: ctx.method, [LogField.urlPath]: ctx.path, [LogField.httpStatus]: e.status, err }, 'ingress request failed');
+      }
       if (e.details.invocationId) ctx.set('x-restate-id', e.details.invocationId);
       for (const [k, v] of Object.entries(e.details.headers ?? {})) ctx.set(k, v);
       ctx.set('x-restate-error-source', e.source);

@@ -13,6 +13,7 @@ import { rfc3339Nanos } from '../timestamps.js';
 import { answerAttach } from './answers.js';
 import type { IngressDeps } from './deps.js';
 import { methodNotAllowed } from './errors.js';
+import { requestTelemetry } from './telemetry.js';
 import { ulid } from './ulid.js';
 
 const BAD_PATH =
@@ -40,8 +41,11 @@ function resolveTarget(deps: IngressDeps, segments: string[], badPath: string) {
 }
 
 async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', segments: string[], badPath: string): Promise<void> {
+  const telemetry = requestTelemetry(ctx);
+  if (deps.registry.getService(segments[0] ?? '')) telemetry?.service(segments[0]!, mode);
   if (ctx.method !== 'POST' && ctx.method !== 'GET') throw methodNotAllowed();
   const { target, resolved } = resolveTarget(deps, segments, badPath);
+  telemetry?.target(target);
   const limitKey = ctx.get('x-restate-limit-key') || (typeof ctx.query['limit-key'] === 'string' ? ctx.query['limit-key'] : '');
   if (limitKey) throw new IngressError(400, 'limit-key requires a scope to be set');
   const delayRaw = ctx.query['delay'];
@@ -60,6 +64,7 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
   checkInput(resolved.handler, ctx.get('content-type') || undefined, body);
 
   const now = Date.now();
+  const traceparent = telemetry?.span?.traceparent();
   const { invocationId, executeAt, previous } = await deps.runtime.invoke({
     target,
     input: body,
@@ -70,7 +75,9 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
     ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
     // §2.5: calls and sends to services and objects without a key still record one (workflows do not).
     ...(idempotencyKey === undefined && target.serviceTy !== 'Workflow' ? { autoIdempotencyKey: ulid(now) } : {}),
+    ...(traceparent ? { traceparent } : {}),
   });
+  telemetry?.invocation(invocationId);
 
   if (mode === 'send') {
     ctx.status = 202;

@@ -8,6 +8,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import http2 from 'node:http2';
+import type { RequestSigner } from './request-identity.js';
 
 export interface StreamHandlers {
   onResponse(status: number, headers: Record<string, string | string[] | undefined>): void;
@@ -73,7 +74,11 @@ export class Transport {
   private readonly sessions = new Map<string, PooledSession[]>();
   private readonly options: http2.ClientSessionOptions;
 
-  constructor(limits: TransportLimits) {
+  /** With a signer, every stream carries the request identity headers (request-identity.ts). */
+  constructor(
+    limits: TransportLimits,
+    private readonly signer?: RequestSigner,
+  ) {
     this.options = sessionOptions(limits);
   }
 
@@ -107,6 +112,14 @@ export class Transport {
     return pooled;
   }
 
+  /** The target's headers, plus the identity headers for `url` when requests are signed. */
+  private headersFor(target: StreamTarget, url: URL): Record<string, string> {
+    if (!this.signer) return target.headers;
+    // The invocation request carries the object key URL-encoded (service-protocol.md §4).
+    const key = target.headers['x-restate-service-key'];
+    return { ...target.headers, ...this.signer.headers(url.pathname, key === undefined ? undefined : decodeURIComponent(key)) };
+  }
+
   private openH2(target: StreamTarget, handlers: StreamHandlers): InvocationStream {
     const url = new URL(target.path, target.uri);
     const pooled = this.session(url.origin);
@@ -120,7 +133,7 @@ export class Transport {
     const req = pooled.session.request({
       ':method': 'POST',
       ':path': url.pathname + url.search,
-      ...target.headers,
+      ...this.headersFor(target, url),
     });
     pooled.streams++;
     req.on('close', () => {
@@ -177,7 +190,7 @@ export class Transport {
     };
     const req = lib.request(url, {
       method: 'POST',
-      headers: { ...target.headers, 'transfer-encoding': 'chunked' },
+      headers: { ...this.headersFor(target, url), 'transfer-encoding': 'chunked' },
     });
     req.on('response', (res) => {
       handlers.onResponse(res.statusCode ?? 0, res.headers);

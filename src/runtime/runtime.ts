@@ -24,6 +24,7 @@ import { Invocations } from './services/invocations.js';
 import { LockGrants } from './services/lock-grants.js';
 import { operatorActions } from './services/operator.js';
 import { recover, recoverPartition, type Recovered, type RecoveryDeps } from './services/recovery.js';
+import { observeCommit } from './services/observe.js';
 import { RetryScheduler } from './services/retry.js';
 import { StateMutations, type StateMutation } from './services/state-mutations.js';
 import { fireTimer } from './services/timer-firing.js';
@@ -38,7 +39,6 @@ function ignoreMissingOrCompleted(err: unknown): void {
 export type { Outcome as OperatorOutcome, DeploymentChoice, RestartOptions, Restarted } from './services/operator.js';
 
 export class Runtime {
-  private readonly transport: Transport;
   private readonly retry: RetryScheduler;
   private readonly locks: ObjectLocks;
   private readonly actors: ActorCache;
@@ -56,9 +56,9 @@ export class Runtime {
     readonly registry: Registry,
     readonly config: Config,
     readonly log: Logger,
+    readonly transport = new Transport({ maxMessageBytes: config.requestSizeLimit }),
   ) {
     const now = () => Date.now();
-    this.transport = new Transport({ maxMessageBytes: config.requestSizeLimit });
     this.retry = new RetryScheduler(log);
     this.locks = new ObjectLocks(store, (partition, err) => this.partitionLost(partition, err));
     const ports = this.ports(now);
@@ -145,6 +145,7 @@ export class Runtime {
   }
 
   private performCommitted(actor: InvocationActor, done: Committed): void {
+    observeCommit(this.log, actor, done);
     this.timers.added(actor.partition, done.timers);
     this.delivery.deliver(actor.partition, done.outbox);
     for (const e of done.effects) {

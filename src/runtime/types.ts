@@ -8,11 +8,7 @@ import type { Completion, Failure, InvocationContext, RetryPolicy, Target } from
 import type { Header } from '../protocol/messages.js';
 import type { JournalEntry } from '../store/types.js';
 
-export interface Logger {
-  info(msg: string): void;
-  warn(msg: string): void;
-  error(msg: string): void;
-}
+export type { Logger } from '../telemetry/log.js';
 
 /** Who waits for an invocation's result: a call command of another invocation. */
 export interface Caller {
@@ -49,6 +45,8 @@ export interface InvokeRequest {
   deploymentId?: string;
   /** Set when the id was chosen earlier (by a caller's journal). */
   invocationId?: string;
+  /** W3C trace context of the request that creates it, when tracing is on. */
+  traceparent?: string;
 }
 
 export interface InvokeResult {

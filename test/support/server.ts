@@ -12,6 +12,10 @@ const MAIN = path.resolve(process.cwd(), 'dist/src/main.js');
 export interface RedstateProcess {
   ingress: string;
   admin: string;
+  /** The node port's base URL (`/metrics`). */
+  node: string;
+  /** The running process's id (changes on restart). */
+  pid(): number;
   /** Everything the process printed, for failure messages. */
   output(): string;
   /** SIGKILL: no chance to flush or clean anything up. */
@@ -29,12 +33,14 @@ export interface RedstateOptions {
   env?: Record<string, string>;
 }
 
-async function waitReady(proc: ChildProcess, output: () => string): Promise<{ ingress: number; admin: number }> {
+type Ports = { ingress: number; admin: number; node: number };
+
+async function waitReady(proc: ChildProcess, output: () => string): Promise<Ports> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     if (proc.exitCode !== null) throw new Error(`redstate exited with ${proc.exitCode}:\n${output()}`);
-    const m = /ingress on :(\d+), admin on :(\d+)/.exec(output());
-    if (m) return { ingress: Number(m[1]), admin: Number(m[2]) };
+    const m = /ingress on :(\d+), admin on :(\d+), node on :(\d+)/.exec(output());
+    if (m) return { ingress: Number(m[1]), admin: Number(m[2]), node: Number(m[3]) };
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`redstate did not become ready:\n${output()}`);
@@ -43,7 +49,7 @@ async function waitReady(proc: ChildProcess, output: () => string): Promise<{ in
 export async function startRedstate(opts: RedstateOptions = {}): Promise<RedstateProcess> {
   // Port 0 on the first start: the server binds what the kernel gives and logs it, so test
   // processes never race for a port; a restart binds the same ports again.
-  let ports = { ingress: 0, admin: 0 };
+  let ports: Ports = { ingress: 0, admin: 0, node: 0 };
   const dataDir = await mkdtemp(path.join(tmpdir(), 'redstate-data-'));
   let log = '';
   let proc: ChildProcess;
@@ -59,7 +65,7 @@ export async function startRedstate(opts: RedstateOptions = {}): Promise<Redstat
   const launch = async () => {
     const from = log.length;
     proc = spawn(process.execPath, ['--enable-source-maps', MAIN], {
-      env: { ...env, REDSTATE_INGRESS_PORT: String(ports.ingress), REDSTATE_ADMIN_PORT: String(ports.admin) },
+      env: { ...env, REDSTATE_INGRESS_PORT: String(ports.ingress), REDSTATE_ADMIN_PORT: String(ports.admin), REDSTATE_NODE_PORT: String(ports.node) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     proc.stdout!.on('data', (d: Buffer) => (log += d.toString()));
@@ -75,7 +81,9 @@ export async function startRedstate(opts: RedstateOptions = {}): Promise<Redstat
   return {
     ingress: `http://127.0.0.1:${ports.ingress}`,
     admin: `http://127.0.0.1:${ports.admin}`,
+    node: `http://127.0.0.1:${ports.node}`,
     output: () => log,
+    pid: () => proc.pid!,
     async kill() {
       proc.kill('SIGKILL');
       await exited();

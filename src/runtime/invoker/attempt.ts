@@ -10,7 +10,7 @@
  * Suspension, Error or a broken stream to the invocation's machine.
  */
 import { encodeFrame, FrameDecoder, type Frame } from '../../protocol/framing.js';
-import { decodeNotification, encodeProposeRunCompletionAck, isNotification, MessageType } from '../../protocol/messages.js';
+import { decodeNotification, encodeProposeRunCompletionAck, isCommand, isNotification, messageName, MessageType } from '../../protocol/messages.js';
 import type { InvocationStream, StreamHandlers, Transport } from '../../protocol/transport.js';
 import type { Registry } from '../../registry/registry.js';
 import type { Store } from '../../store/types.js';
@@ -21,6 +21,8 @@ import type { SnapshotFrom } from 'xstate';
 import type { attemptMachine } from '../../../machines/attempt.js';
 import type { AttemptHandle, InvocationActor } from '../kernel/invocation-actor.js';
 import type { Logger } from '../types.js';
+import { recordEnqueue, recordInvocationTask } from '../../telemetry/metrics.js';
+import { JournalEvent, startAttemptSpan, type TraceSpan } from '../../telemetry/tracing.js';
 import { PROMISE_COMMANDS, type CommandScope, type TargetOutcome } from './commands/index.js';
 import { PromiseChanges, type PromiseQueues } from './commands/promise-records.js';
 import { readBatch } from './frames.js';
@@ -60,6 +62,8 @@ export class Attempt implements AttemptHandle {
   private pin: string | undefined;
   private inactivityTimer: NodeJS.Timeout | undefined;
   private abortTimer: NodeJS.Timeout | undefined;
+  /** When tracing is on: this attempt's span, whose context the service gets as `traceparent`. */
+  private readonly span: TraceSpan | undefined;
 
   /**
    * Opens the stream at once, without sending anything on it, so that the connection setup on
@@ -74,9 +78,12 @@ export class Attempt implements AttemptHandle {
   ) {
     let session: Session | undefined;
     let setupError: string | undefined;
+    recordEnqueue(actor.partition);
     try {
       session = sessionFor(deps.registry, deps.enableProtocolV7, actor.id, context);
-      this.stream = deps.transport.open(session.stream, this.streamHandlers(session));
+      this.span = startAttemptSpan({ invocationId: actor.id, target: context.target, attempt: context.retryCount + 1, deploymentId: session.deployment.id, parent: context.traceparent });
+      const stream = this.span ? { ...session.stream, headers: { ...session.stream.headers, traceparent: this.span.traceparent() } } : session.stream;
+      this.stream = deps.transport.open(stream, this.streamHandlers(session));
     } catch (err) {
       setupError = message(err);
     }
@@ -126,9 +133,11 @@ export class Attempt implements AttemptHandle {
   }
 
   private send(event: AttemptEvent): void {
+    const wasOver = this.over;
     const [next, actions] = attemptSteps.next(this.machine, event);
     this.machine = next;
     for (const effect of attemptEffects(actions)) this.perform(effect);
+    if (!wasOver && this.over) this.span?.end();
   }
 
   private perform(e: AttemptEffect): void {
@@ -155,6 +164,8 @@ export class Attempt implements AttemptHandle {
         this.stream?.abort(e.params.reason);
         return;
       case 'reportFailure':
+        recordInvocationTask('failed', this.actor.partition);
+        this.span?.fail(e.params.message);
         this.actor.attemptFailed(this, e.params).catch((err: unknown) => this.deps.log.error(`invocation ${this.actor.id}: ${message(err)}`));
         return;
     }
@@ -178,6 +189,7 @@ export class Attempt implements AttemptHandle {
           durationSinceLastStoredEntry: Math.max(0, this.deps.now() - this.actor.lastGrowthAt),
         }),
       );
+      recordInvocationTask('started', this.actor.partition);
       this.send({ type: 'replayed' });
     } catch (err) {
       this.send({ type: 'broken', message: message(err), code: 500 });
@@ -247,7 +259,12 @@ export class Attempt implements AttemptHandle {
       now,
       storedOutput: () => this.actor.journal.lastOutput(),
     });
-    if (batch.ended) this.send({ type: 'ended' });
+    if (this.span) for (const e of batch.entries.filter((x) => isCommand(x.type))) this.span.event(JournalEvent.newCommand, { [JournalEvent.commandType]: messageName(e.type) });
+    if (batch.ended) {
+      recordInvocationTask(batch.failed ? 'failed' : batch.events.some((e) => e.type === 'suspend') ? 'suspended' : 'completed', this.actor.partition);
+      if (batch.failed) this.span?.fail('the attempt failed');
+      this.send({ type: 'ended' });
+    }
     if (batch.entries.length === 0 && batch.events.length === 0) return;
     for (const offset of batch.acks) this.acks.add(journalAt + offset);
     const events: InvocationEvent[] = this.pin ? [{ type: 'pinDeployment', deploymentId: this.pin, now }, ...batch.events] : batch.events;

@@ -46,6 +46,9 @@ export interface AttemptHandle {
 
 /** What a commit asked of the world outside the actor, once it is durable. */
 export interface Committed {
+  /** The machine state before the commit (undefined: the commit created the invocation) and after it. */
+  from: string | undefined;
+  to: string;
   effects: InvocationEffect[];
   timers: Timer[];
   outbox: OutboxMessage[];
@@ -80,6 +83,8 @@ export class InvocationActor {
   private broken = false;
   /** The snapshot moved on in memory only (see `applyStoredElsewhere`); the next commit stores it. */
   private snapshotUnstored = false;
+  /** Whether the invocation is in the store at all (false until its creating commit lands). */
+  private stored: boolean;
   /** Failed attempts since the journal last grew (Start field 7; kept in memory, best effort). */
   failuresSinceGrowth = 0;
   lastGrowthAt: number;
@@ -90,18 +95,20 @@ export class InvocationActor {
     readonly partition: number,
     private snapshot: InvocationSnapshot,
     readonly journal: JournalView,
+    stored: boolean,
   ) {
     this.lastGrowthAt = snapshot.context.modifiedAt;
+    this.stored = stored;
   }
 
   static restore(ports: ActorPorts, partition: number, persisted: PersistedInvocation, entries: JournalEntry[]): InvocationActor {
-    return new InvocationActor(ports, persisted.context.id, partition, restoreInvocation(persisted), new JournalView(entries));
+    return new InvocationActor(ports, persisted.context.id, partition, restoreInvocation(persisted), new JournalView(entries), true);
   }
 
   /** Creates and commits a new invocation with its first journal entries (Input), then starts it. */
   static async create(ports: ActorPorts, partition: number, input: InvocationInput, entries: JournalEntry[], extra: ExtraWrites = {}): Promise<InvocationActor> {
     const [snapshot, actions] = invocationSteps.initial(input);
-    const actor = new InvocationActor(ports, input.id, partition, snapshot, new JournalView());
+    const actor = new InvocationActor(ports, input.id, partition, snapshot, new JournalView(), false);
     await actor.run(() => actor.store({ snapshot, effects: invocationEffects(actions), changed: true }, { entries, write: extra }));
     return actor;
   }
@@ -199,6 +206,7 @@ export class InvocationActor {
       ...(step.write ? { extra: step.write } : {}),
       ...(step.forget ? { forget: true } : {}),
     });
+    const from = this.stored ? String(this.snapshot.value) : undefined;
     const next = effects.some((e) => e.type === 'startAttempt') ? this.ports.newAttempt(this, snapshot.context) : undefined;
     let granted: string[];
     try {
@@ -212,11 +220,12 @@ export class InvocationActor {
     }
     this.snapshot = snapshot;
     this.snapshotUnstored = false;
+    this.stored = true;
     if (entries.length > 0) {
       this.failuresSinceGrowth = 0;
       this.lastGrowthAt = this.ports.now();
     }
-    this.settle({ effects, timers: tx.timersAdd ?? [], outbox: tx.outboxAdd ?? [], granted }, next);
+    this.settle({ from, to: String(snapshot.value), effects, timers: tx.timersAdd ?? [], outbox: tx.outboxAdd ?? [], granted }, next);
   }
 
   /** Commits; an exclusive invocation that completes passes its key's lock on in the same commit. */

@@ -18,6 +18,7 @@ import type { RecordWrite, Store } from '../../store/types.js';
 import { objectRecordKey, persistObjectKey, readObjectKey, RecordKind, restoreObjectKey, type ObjectKeySnapshot } from './persisted.js';
 import { SerialQueue } from './serial-queue.js';
 import { SingleFlight } from './single-flight.js';
+import { recordActorsInMemory } from '../../telemetry/metrics.js';
 
 export interface LockChange {
   record: RecordWrite;
@@ -98,16 +99,15 @@ export class ObjectLocks {
       const stored = await this.store.getRecord(partition, RecordKind.objectKey, id);
       const snapshot = stored !== undefined ? restoreObjectKey(readObjectKey(stored)) : objectKeySteps.initial({ service, key })[0];
       const actor = new ObjectKeyActor(service, key, snapshot, stored ?? null, (a, err) => {
-        if (this.actors.get(id) === a) this.actors.delete(id);
+        if (this.actors.get(id) === a) {
+          this.actors.delete(id);
+          recordActorsInMemory('object_key', -1);
+        }
         this.lost(partition, err);
       });
       this.actors.set(id, actor);
+      recordActorsInMemory('object_key', 1);
       return actor;
     });
-  }
-
-  /** Forgets every loaded lock: after the store lost commits' outcomes, they are read again. */
-  clear(): void {
-    this.actors.clear();
   }
 }

@@ -10,6 +10,7 @@ import { partitionOf } from '../kernel/partitioning.js';
 import { readInvocation } from '../kernel/persisted.js';
 import { SingleFlight } from '../kernel/single-flight.js';
 import type { PersistedInvocation } from '../types.js';
+import { recordActorsInMemory } from '../../telemetry/metrics.js';
 
 export class ActorCache {
   private readonly live = new Map<string, InvocationActor>();
@@ -44,7 +45,7 @@ export class ActorCache {
       const persisted = await this.stored(id);
       if (!persisted || persisted.value === 'completed') return undefined;
       const actor = InvocationActor.restore(this.ports, partition, persisted, await this.store.readJournal(partition, id));
-      this.live.set(id, actor);
+      this.add(actor);
       return actor;
     });
   }
@@ -69,12 +70,16 @@ export class ActorCache {
   }
 
   add(actor: InvocationActor): void {
+    if (this.live.get(actor.id) === actor) return;
+    if (!this.live.has(actor.id)) recordActorsInMemory('invocation', 1);
     this.live.set(actor.id, actor);
   }
 
   /** Drops this actor (not a newer one of the same id). */
   remove(actor: InvocationActor): void {
-    if (this.live.get(actor.id) === actor) this.live.delete(actor.id);
+    if (this.live.get(actor.id) !== actor) return;
+    this.live.delete(actor.id);
+    recordActorsInMemory('invocation', -1);
   }
 
   values(): IterableIterator<InvocationActor> {

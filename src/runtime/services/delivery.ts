@@ -17,6 +17,7 @@ import type { Caller, OutboxBody } from '../types.js';
 import type { ActorCache } from './actors.js';
 import type { Invocations } from './invocations.js';
 import type { RetryScheduler } from './retry.js';
+import { outboxMessages } from '../../telemetry/metrics.js';
 
 export interface DeliveryDeps {
   readonly store: Store;
@@ -45,6 +46,8 @@ interface DeliveryMark {
 export class Delivery {
   /** Callees whose `invoke` message is committed and not delivered yet, with who waits for their creation. */
   private readonly undelivered = new Map<string, Array<() => void>>();
+  /** Messages being delivered (`partition/id`): handing one in again (recovery) does not deliver it twice at once. */
+  private readonly inFlight = new Set<string>();
 
   constructor(private readonly deps: DeliveryDeps) {}
 
@@ -56,8 +59,17 @@ export class Delivery {
       if (body.kind === 'invoke' && !this.undelivered.has(body.invocationId)) this.undelivered.set(body.invocationId, []);
     }
     for (const m of messages) {
-      this.attempt(partition, m).catch((err: unknown) => this.deps.retry.later(`outbox ${m.id}`, err, () => this.attempt(partition, m)));
+      const key = `${partition}/${m.id}`;
+      if (this.inFlight.has(key)) continue;
+      this.inFlight.add(key);
+      const deliver = async () => {
+        await this.attempt(partition, m);
+        this.inFlight.delete(key);
+        outboxMessages.set(this.inFlight.size);
+      };
+      deliver().catch((err: unknown) => this.deps.retry.later(`outbox ${m.id}`, err, deliver));
     }
+    outboxMessages.set(this.inFlight.size);
   }
 
   /** Whether the invocation exists only as an undelivered `invoke` message. */

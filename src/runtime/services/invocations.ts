@@ -129,6 +129,7 @@ export class Invocations {
       ...(req.executeAt !== undefined ? { executeAt: req.executeAt } : {}),
       ...(req.restartedFrom !== undefined ? { restartedFrom: req.restartedFrom } : {}),
       ...(deploymentId !== undefined ? { deploymentId } : {}),
+      ...(req.traceparent ? { traceparent: req.traceparent } : {}),
     };
   }
 

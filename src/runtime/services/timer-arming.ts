@@ -7,6 +7,7 @@
  * their original deadline.
  */
 import type { Store, Timer } from '../../store/types.js';
+import { timersArmed } from '../../telemetry/metrics.js';
 
 /** Node's setTimeout cannot wait longer than this. */
 const MAX_DELAY = 2 ** 31 - 1;
@@ -50,6 +51,7 @@ export class TimerService {
     this.stopped = true;
     for (const { handle } of this.armed.values()) clearTimeout(handle);
     this.armed.clear();
+    timersArmed.set(0);
   }
 
   private schedule(partition: number, dueAt: number): void {
@@ -59,10 +61,12 @@ export class TimerService {
     if (current) clearTimeout(current.handle);
     const handle = setTimeout(() => void this.drain(partition), Math.min(MAX_DELAY, Math.max(0, dueAt - this.now())));
     this.armed.set(partition, { dueAt, handle });
+    timersArmed.set(this.armed.size);
   }
 
   private async drain(partition: number): Promise<void> {
     this.armed.delete(partition);
+    timersArmed.set(this.armed.size);
     if (this.draining.has(partition)) {
       this.redrain.add(partition);
       return;
