@@ -29,7 +29,20 @@ export const RecordKind = {
   stateMutation: 'stateMutation',
   /** A named signal delivered to its invocation, by outbox message id, until the message is removed (services/delivery.ts). */
   signalDelivery: 'signalDelivery',
+  /** Attach commands waiting for their target, in the caller's partition (services/attachments.ts). */
+  attachWait: 'attachWait',
 } as const;
+
+/** An Attach command that waits for its target: written with the command, removed with its answer. */
+export interface AttachWait {
+  callerId: string;
+  completionId: number;
+  targetId: string;
+}
+
+export function attachWaitKey(callerId: string, completionId: number): string {
+  return `${callerId}/${completionId}`;
+}
 
 /** The record key of a virtual-object key or workflow id. */
 export function objectRecordKey(service: string, key: string): string {

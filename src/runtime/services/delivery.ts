@@ -13,6 +13,8 @@ import { isWorkflowRun } from '../../registry/types.js';
 import type { OutboxMessage, Store } from '../../store/types.js';
 import { isWorkflowRunContext, RecordKind } from '../kernel/persisted.js';
 import { completionResult, messageResult, NOT_FOUND } from '../kernel/results.js';
+import type { JournalView } from '../kernel/journal.js';
+import type { ExtraWrites } from '../kernel/plan.js';
 import type { Caller, OutboxBody } from '../types.js';
 import type { ActorCache } from './actors.js';
 import type { Invocations } from './invocations.js';
@@ -86,23 +88,28 @@ export class Delivery {
 
   /**
    * Appends a notification unless the journal already has one for the same completion id or
-   * signal index, or, for a named signal, this very message was delivered (`mark`): delivery
-   * is idempotent.
+   * signal index, or, for a named signal, this very message was delivered (`once`), with
+   * `write` in the same commit: delivery is idempotent. A signal for an invocation that has not
+   * started is dropped, as Restate does. Resolves false when nothing was stored because the
+   * invocation is not live (completed, unknown, or not started for a signal).
    */
-  async notify(id: string, type: number, n: Notification, mark?: DeliveryMark): Promise<void> {
-    const actor = await this.deps.actors.get(id);
-    if (!actor) return;
-    await actor.run(async () => {
-      if (actor.status === 'completed') return;
+  async notify(id: string, type: number, n: Notification, write?: ExtraWrites, once?: DeliveryMark): Promise<boolean> {
+    const r = await this.deps.actors.with(id, async (actor) => {
+      if (actor.status === 'completed') return false;
       const isSignal = n.signalId !== undefined || n.signalName !== undefined;
-      if (isSignal && !SIGNALLED_STATES.has(actor.status)) return;
-      const j = actor.journal;
-      const seen = n.completionId !== undefined ? j.completions.has(n.completionId) : n.signalId !== undefined && j.signals.has(n.signalId);
-      if (seen) return;
-      if (mark && (await this.deps.store.getRecord(mark.partition, RecordKind.signalDelivery, mark.messageId)) !== undefined) return;
-      const write = mark ? { records: [{ kind: RecordKind.signalDelivery, key: mark.messageId, value: true }] } : {};
-      await actor.commit({ entries: [{ type, payload: encodeNotification(n) }], write });
+      if (isSignal && !SIGNALLED_STATES.has(actor.status)) return false;
+      if (await this.delivered(actor.journal, n, once)) return true;
+      const mark = once ? [{ kind: RecordKind.signalDelivery, key: once.messageId, value: true }] : [];
+      await actor.commit({ entries: [{ type, payload: encodeNotification(n) }], write: { ...write, records: [...(write?.records ?? []), ...mark] } });
+      return true;
     });
+    return r.found && r.value;
+  }
+
+  private async delivered(journal: JournalView, n: Notification, once: DeliveryMark | undefined): Promise<boolean> {
+    if (n.completionId !== undefined) return journal.completions.has(n.completionId);
+    if (n.signalId !== undefined) return journal.signals.has(n.signalId);
+    return once !== undefined && (await this.deps.store.getRecord(once.partition, RecordKind.signalDelivery, once.messageId)) !== undefined;
   }
 
   private async attempt(partition: number, message: OutboxMessage): Promise<void> {
@@ -131,13 +138,15 @@ export class Delivery {
     await this.whenCreated(body.invocationId);
     const result = messageResult(body);
     if (body.signalName !== undefined) {
-      const mark = { partition: this.deps.actors.partitionOf(body.invocationId), messageId };
-      return this.notify(body.invocationId, MessageType.SignalNotification, { signalName: body.signalName, ...result }, mark);
+      const once = { partition: this.deps.actors.partitionOf(body.invocationId), messageId };
+      await this.notify(body.invocationId, MessageType.SignalNotification, { signalName: body.signalName, ...result }, undefined, once);
+    } else if (body.signalId === CANCEL_SIGNAL) {
+      // Restate treats a CANCEL sent by a handler (ctx.cancel) as an operator's cancel: an
+      // invocation that has not started yet is then never run.
+      await this.deps.cancel(body.invocationId);
+    } else {
+      await this.notify(body.invocationId, MessageType.SignalNotification, { signalId: body.signalId, ...result });
     }
-    // Restate treats a CANCEL sent by a handler (ctx.cancel) as an operator's cancel: an
-    // invocation that has not started yet is then never run.
-    if (body.signalId === CANCEL_SIGNAL) return this.deps.cancel(body.invocationId);
-    return this.notify(body.invocationId, MessageType.SignalNotification, { signalId: body.signalId, ...result });
   }
 
   private async invoke(body: InvokeBody): Promise<void> {
