@@ -71,6 +71,8 @@ export interface InvocationInput {
   deploymentId?: string;
   /** Where the result goes when another invocation called this one. */
   caller?: { invocationId: string; completionId: number };
+  /** The invocation whose handler called or sent this one (sys_invocation.invoked_by_*). */
+  parent?: { invocationId: string; target: Target };
   idempotencyKey?: string;
   retryPolicy: RetryPolicy;
   /** Epoch ms at which to start; absent or past means now. */
@@ -94,6 +96,8 @@ export interface InvocationContext extends Omit<InvocationInput, 'executeAt' | '
   modifiedAt: number;
   scheduledStartAt?: number;
   runningAt?: number;
+  /** When the latest attempt started. */
+  lastStartAt?: number;
   completedAt?: number;
   /** Failed attempts so far (the counter is not reset by resume, as in Restate). */
   retryCount: number;
@@ -232,7 +236,10 @@ export const invocationMachine = setup({
       on: { lockGranted: { target: 'running', actions: assign({ lockHeld: true, modifiedAt: ({ event }) => event.now }) } },
     },
     running: {
-      entry: [assign({ runningAt: ({ context }) => context.runningAt ?? context.modifiedAt, awaiting: undefined }), 'startAttempt'],
+      entry: [
+        assign({ runningAt: ({ context }) => context.runningAt ?? context.modifiedAt, lastStartAt: ({ context }) => context.modifiedAt, awaiting: undefined }),
+        'startAttempt',
+      ],
       on: {
         pinDeployment: { actions: assign({ deploymentId: ({ event }) => event.deploymentId }) },
         pause: { target: 'paused', actions: assign({ modifiedAt: ({ event }) => event.now }) },

@@ -168,7 +168,7 @@ export const settings: readonly Setting[] = [
   { key: 'redisUrl', flag: '--redis-url', env: 'REDSTATE_REDIS_URL', arg: 'URL', help: 'Redis store, e.g. redis://127.0.0.1:6379', shownDefault: 'unset: embedded store', parse: url(['redis:', 'rediss:'], 'redis://host:port') },
   { key: 'dataDir', flag: '--data-dir', env: 'REDSTATE_DATA_DIR', arg: 'DIR', help: 'directory of the embedded store (when no Redis URL is set)', parse: text },
   { key: 'partitions', flag: '--partitions', env: 'REDSTATE_PARTITIONS', arg: 'N', help: 'number of partitions; fixed when the store is created', parse: positiveInt },
-  { key: 'requestSizeLimit', flag: '--request-size-limit', env: 'REDSTATE_REQUEST_SIZE_LIMIT', arg: 'BYTES', help: 'largest ingress request body', shownDefault: '33554432 (32 MiB)', parse: positiveInt },
+  { key: 'requestSizeLimit', flag: '--request-size-limit', env: 'REDSTATE_REQUEST_SIZE_LIMIT', arg: 'BYTES', help: 'largest ingress request body (also sizes the HTTP/2 sessions towards deployments)', shownDefault: '33554432 (32 MiB)', parse: positiveInt },
   { key: 'shutdownGrace', flag: '--shutdown-grace', env: 'REDSTATE_SHUTDOWN_GRACE', arg: 'MS', help: 'on SIGTERM, how long requests in flight may still be answered before connections close', parse: positiveInt },
   { key: 'logFormat', flag: '--log-format', env: 'REDSTATE_LOG_FORMAT', arg: 'json|pretty', help: 'log line format', shownDefault: 'pretty on a terminal, else json', parse: oneOf(['json', 'pretty'] as const) },
   { key: 'logLevel', flag: '--log-level', env: 'REDSTATE_LOG_LEVEL', arg: 'LEVEL', help: `lowest level logged: ${LOG_LEVELS.join(', ')}`, parse: oneOf(LOG_LEVELS) },

@@ -84,7 +84,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   // Restate logs the key id too: it is what SDK endpoints are given as `identityKeys`.
   if (signer) log.info({ key_id: signer.keyId }, `request identity: requests to deployments are signed with ${signer.keyId}`);
   const registry = await Registry.load(store, signer ? { discover: (uri, opts) => discover(uri, { ...opts, signer }) } : {});
-  const runtime = new Runtime(store, registry, config, log, new Transport(signer));
+  const runtime = new Runtime(store, registry, config, log, new Transport({ maxMessageBytes: config.requestSizeLimit }, signer));
   const recovered = await runtime.recover();
   if (recovered.resumed > 0 || recovered.redelivered > 0) {
     log.info(recovered, `recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);

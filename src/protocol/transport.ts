@@ -38,16 +38,49 @@ export interface StreamTarget {
 /** Streams per HTTP/2 session before another session is opened (Restate uses 128). */
 const STREAMS_PER_SESSION = 100;
 
+const MiB = 1024 * 1024;
+
+/** What the h2c sessions must fit: the largest message one stream may carry either way. */
+export interface TransportLimits {
+  /** Bytes; the request size limit (the input of one invocation, and so its Start + replay). */
+  maxMessageBytes: number;
+}
+
+/**
+ * Node refuses every stream of a session whose buffered data passes `maxSessionMemory` (MB,
+ * default 10) with NGHTTP2_ENHANCE_YOUR_CALM. A write is buffered whole until the peer's
+ * flow-control window takes it, so one message up to the limit, in each direction, plus the
+ * other streams' traffic, must fit.
+ */
+function sessionOptions(limits: TransportLimits): http2.ClientSessionOptions {
+  return {
+    maxSessionMemory: Math.max(10, Math.ceil((2 * limits.maxMessageBytes) / MiB) + 10),
+    // Our receive windows: Restate's 2 MiB per stream and 5 MiB per connection (§17).
+    settings: { initialWindowSize: 2 * MiB },
+  };
+}
+
 interface PooledSession {
   session: http2.ClientHttp2Session;
   streams: number;
+  /** Takes the session out of the pool: new streams go to another one. */
+  retire(): void;
 }
+
+/** Stream resets that say the session itself is unusable, not just this stream. */
+const SESSION_BROKEN = new Set<number>([http2.constants.NGHTTP2_ENHANCE_YOUR_CALM, http2.constants.NGHTTP2_INTERNAL_ERROR]);
 
 export class Transport {
   private readonly sessions = new Map<string, PooledSession[]>();
+  private readonly options: http2.ClientSessionOptions;
 
   /** With a signer, every stream carries the request identity headers (request-identity.ts). */
-  constructor(private readonly signer?: RequestSigner) {}
+  constructor(
+    limits: TransportLimits,
+    private readonly signer?: RequestSigner,
+  ) {
+    this.options = sessionOptions(limits);
+  }
 
   open(target: StreamTarget, handlers: StreamHandlers): InvocationStream {
     return target.http11 ? this.openHttp11(target, handlers) : this.openH2(target, handlers);
@@ -63,15 +96,16 @@ export class Transport {
     this.sessions.set(origin, list);
     const free = list.find((s) => s.streams < STREAMS_PER_SESSION && !s.session.closed && !s.session.destroyed);
     if (free) return free;
-    const session = http2.connect(origin);
-    const pooled: PooledSession = { session, streams: 0 };
-    const drop = () => {
+    const session = http2.connect(origin, this.options);
+    session.on('connect', () => session.setLocalWindowSize(5 * MiB));
+    const pooled: PooledSession = { session, streams: 0, retire: () => {} };
+    pooled.retire = () => {
       const i = list.indexOf(pooled);
       if (i >= 0) list.splice(i, 1);
     };
-    session.on('error', drop);
-    session.on('close', drop);
-    session.on('goaway', drop);
+    session.on('error', pooled.retire);
+    session.on('close', pooled.retire);
+    session.on('goaway', pooled.retire);
     // Idle sessions must not keep the process alive on shutdown.
     session.unref();
     list.push(pooled);
@@ -104,6 +138,12 @@ export class Transport {
     pooled.streams++;
     req.on('close', () => {
       pooled.streams--;
+      // A session over its memory budget refuses all its streams, new ones too: replace it,
+      // and let its other streams end (each fails and is retried on a fresh session).
+      if (req.rstCode !== undefined && SESSION_BROKEN.has(req.rstCode)) {
+        pooled.retire();
+        pooled.session.close();
+      }
       if (!finished) fail(new Error(`stream closed (code ${req.rstCode ?? 'none'})`));
     });
     req.on('response', (headers) => {

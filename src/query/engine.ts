@@ -39,6 +39,13 @@ interface Opened {
 
 type Parsed = { kind: 'select'; ast: Record<string, unknown>; count: number } | { kind: 'other' };
 
+/**
+ * DuckDB marks a node without a source position with `"query_location":` u64::MAX, which a
+ * JavaScript number cannot hold: it travels through JSON.parse/stringify as a string mark.
+ */
+const NO_LOCATION = '"query_location":18446744073709551615';
+const NO_LOCATION_MARK = '"query_location":"u64::MAX"';
+
 const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
 function createTable(schema: string, table: TableDef): string {
@@ -148,7 +155,7 @@ export class QueryEngine {
   /** DuckDB's syntax tree of the text, or `other` for statements it only serialises if SELECT. */
   private async parse(conn: Duck.DuckDBConnection, sql: string): Promise<Parsed> {
     const reader = await conn.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
-    const tree = JSON.parse(String(reader.getColumnsJS()[0]?.[0])) as Record<string, unknown>;
+    const tree = JSON.parse(String(reader.getColumnsJS()[0]?.[0]).replaceAll(NO_LOCATION, NO_LOCATION_MARK)) as Record<string, unknown>;
     if (tree.error !== true) {
       const count = Array.isArray(tree.statements) ? tree.statements.length : 0;
       if (count === 0) throw parseError(sql, 'syntax error at end of input', sql.length);
@@ -162,7 +169,8 @@ export class QueryEngine {
   }
 
   private async sqlOf(conn: Duck.DuckDBConnection, ast: Record<string, unknown>): Promise<string> {
-    const reader = await conn.runAndReadAll('SELECT json_deserialize_sql($1::JSON)', [JSON.stringify(ast)]);
+    const text = JSON.stringify(ast).replaceAll(NO_LOCATION_MARK, NO_LOCATION);
+    const reader = await conn.runAndReadAll('SELECT json_deserialize_sql($1::JSON)', [text]);
     return String(reader.getColumnsJS()[0]?.[0]);
   }
 

@@ -30,6 +30,9 @@ export interface LoadedInvocation {
 /** Facts from outside the snapshot; each is looked up only when a query needs it. */
 export interface InvocationFacts {
   journal?: JournalEntry[];
+  /** How many entries the journal holds, when the pinned columns are read. */
+  journalLength?: number;
+  /** The caller's target, for invocations stored before they kept their parent's. */
   callerTarget?: Target;
   /** ms; from the handler's current configuration. */
   journalRetention?: number;
@@ -44,8 +47,10 @@ export function targetString(t: Target): string {
 
 const SERVICE_TY: Record<Target['serviceTy'], string> = { Service: 'service', VirtualObject: 'virtual_object', Workflow: 'workflow' };
 
-/** States in which the invoker holds the invocation (and so sys_invocation_state has a row). */
-const IN_INVOKER = new Set(['running', 'backingOff', 'paused']);
+/** States in which the invoker holds the invocation (and so sys_invocation_state has a row); not paused ones. */
+const IN_INVOKER = new Set(['running', 'backingOff']);
+
+const NOT_STARTED = new Set(['scheduled', 'pending']);
 
 /** `{"FirstCompleted":[{"Single":{"CompletionId":1}},{"Single":{"SignalIndex":1}}]}` (§3.6). */
 export function awaitingJson(a: Awaiting): string {
@@ -85,6 +90,10 @@ function entryIndexOfCommand(journal: JournalEntry[], n: number): number | undef
 function statusColumns(inv: LoadedInvocation, facts: InvocationFacts): Row {
   const c = inv.context;
   const t = c.target;
+  const parentTarget = c.parent?.target ?? facts.callerTarget;
+  // Restate pins the deployment with the first entry the SDK stores; we pin it earlier (at
+  // creation, docs/architecture.md), and show it as Restate does.
+  const shownPin = (facts.journalLength ?? 0) > 1 ? c.deploymentId : undefined;
   const row: Row = {
     id: inv.id,
     target: targetString(t),
@@ -94,12 +103,12 @@ function statusColumns(inv: LoadedInvocation, facts: InvocationFacts): Row {
     target_service_ty: SERVICE_TY[t.serviceTy],
     idempotency_key: c.idempotencyKey,
     invoked_by: c.invokedBy,
-    invoked_by_id: c.caller?.invocationId,
-    invoked_by_service_name: facts.callerTarget?.service,
-    invoked_by_target: facts.callerTarget ? targetString(facts.callerTarget) : undefined,
+    invoked_by_id: c.parent?.invocationId ?? c.caller?.invocationId,
+    invoked_by_service_name: parentTarget?.service,
+    invoked_by_target: parentTarget ? targetString(parentTarget) : undefined,
     restarted_from: c.restartedFrom,
-    pinned_deployment_id: c.deploymentId,
-    pinned_service_protocol_version: c.deploymentId !== undefined ? facts.protocolVersion : undefined,
+    pinned_deployment_id: shownPin,
+    pinned_service_protocol_version: shownPin !== undefined ? facts.protocolVersion : undefined,
     created_at: c.createdAt,
     created_using_restate_version: RESTATE_VERSION,
     modified_at: c.modifiedAt,
@@ -113,7 +122,9 @@ function statusColumns(inv: LoadedInvocation, facts: InvocationFacts): Row {
     completion_retention: c.completionRetention,
     journal_retention: facts.journalRetention,
   };
-  if (facts.journal) {
+  // An invocation that has not started has no journal yet in Restate (its input waits in the
+  // schedule or the key's inbox).
+  if (facts.journal && !NOT_STARTED.has(inv.value)) {
     row.journal_size = facts.journal.length;
     row.journal_commands_size = facts.journal.filter((e) => isCommand(e.type)).length;
   }
@@ -140,7 +151,7 @@ function invokerColumns(inv: LoadedInvocation, facts: InvocationFacts): Row {
   const row: Row = {
     retry_count: BigInt(c.retryCount),
     // The current attempt started with the transition into `running`, which set modifiedAt.
-    last_start_at: inv.value === 'running' ? c.modifiedAt : undefined,
+    last_start_at: inv.value === 'running' ? c.modifiedAt : c.lastStartAt,
     next_retry_at: c.nextRetryAt,
     last_attempt_deployment_id: c.deploymentId,
     last_attempt_server: c.deploymentId !== undefined ? facts.server : undefined,

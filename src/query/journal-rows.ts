@@ -4,11 +4,22 @@
  * `version` 2 (protocol v4+ journals), and the two JSON renderings follow the reference's
  * shapes, e.g. `{"Command":{"Run":{"completion_id":1,"name":"step-a"}}}` and
  * `{"Notification":{"ty":{"Completion":"Run"},"id":{"CompletionId":1},"result":"Success"}}`.
- * We keep no per-entry timestamp, so `appended_at` and `completed` stay NULL.
+ * `completed` stays NULL, and so do `invoked_id` / `invoked_target`, which Restate fills for
+ * version-1 journals only: the CLI reads a call's target and callee from `entry_json` (§4).
  */
 import { codecFor, isCommand, isNotification, MessageType, messageName, type Notification } from '../protocol/messages.js';
 import type { JournalEntry } from '../store/types.js';
 import type { Row } from './result.js';
+
+/** What Restate's entry JSON says about a callee, from the registry: its kind and retentions (ms). */
+export interface CalleeInfo {
+  serviceTy: 'Service' | 'VirtualObject' | 'Workflow';
+  handlerTy: 'Exclusive' | 'Shared' | 'Workflow' | undefined;
+  completionRetention: number;
+  journalRetention: number;
+}
+
+export type CalleeLookup = (service: string, handler: string, idempotent: boolean) => CalleeInfo | undefined;
 
 type Json = Record<string, unknown>;
 
@@ -88,12 +99,15 @@ function notificationJson(kind: string, n: Notification): { full: Json; lite: Js
   const id =
     n.completionId !== undefined ? { CompletionId: n.completionId } : n.signalId !== undefined ? { SignalIndex: n.signalId } : { SignalName: n.signalName ?? '' };
   if (kind === 'Signal') {
+    const signalId = n.signalId !== undefined ? { Index: n.signalId } : { Name: n.signalName ?? '' };
     return {
-      full: { Notification: { Signal: { id, ...(r.full !== undefined ? { result: r.full } : {}) } } },
+      full: { Notification: { Signal: { id: signalId, ...(r.full !== undefined ? { result: r.full } : {}) } } },
       lite: { Notification: { ty: 'Signal', id, ...(r.lite !== undefined ? { result: r.lite } : {}) } },
     };
   }
-  const body = { completion_id: n.completionId, ...(r.full !== undefined ? { result: r.full } : {}) };
+  // A call's invocation id is a field of its own in Restate's form, not a result.
+  const outcome = kind === 'CallInvocationId' ? { invocation_id: n.invocationId } : r.full !== undefined ? { result: r.full } : {};
+  const body = { completion_id: n.completionId, ...outcome };
   return {
     full: { Notification: { Completion: { [kind]: body } } },
     lite: { Notification: { ty: { Completion: kind }, id, ...(r.lite !== undefined ? { result: r.lite } : {}) } },
@@ -112,7 +126,53 @@ function calleeIds(decoded: Array<Json | undefined>, entries: JournalEntry[]): M
   return out;
 }
 
-export function journalRows(partitionKey: bigint, id: string, entries: JournalEntry[]): Row[] {
+const duration = (ms: number) => ({ secs: Math.floor(ms / 1000), nanos: (ms % 1000) * 1_000_000 });
+const NO_SPAN = {
+  span_context: { trace_id: new Array(16).fill(0), span_id: new Array(8).fill(0), trace_flags: 0, is_remote: false, trace_state: '' },
+  cause: null,
+};
+
+/** Restate's `invocation_target` of a call: `{"Service":{…}}`, `{"VirtualObject":{…}}` or `{"Workflow":{…}}`. */
+function invocationTarget(m: Json, callee: CalleeInfo | undefined): Json {
+  const name = String(m.serviceName);
+  const handler = String(m.handlerName);
+  const ty = callee?.serviceTy ?? (m.key === '' || m.key === undefined ? 'Service' : 'VirtualObject');
+  if (ty === 'Service') return { Service: { name, handler, scope: null } };
+  return { [ty]: { name, key: String(m.key ?? ''), handler, handler_ty: callee?.handlerTy ?? 'Exclusive', scope: null } };
+}
+
+/**
+ * Restate's serde form of a Call / OneWayCall command (observed on 1.7.12): the request with the
+ * callee's id and target, then the completion ids. The CLI prints `Call <target> <id>` from it.
+ */
+function callJson(e: JournalEntry, m: Json, calleeId: string | undefined, lookup: CalleeLookup): Json {
+  const idempotencyKey = typeof m.idempotencyKey === 'string' ? m.idempotencyKey : null;
+  const callee = lookup(String(m.serviceName), String(m.handlerName), idempotencyKey !== null);
+  const request = {
+    invocation_id: calleeId ?? null,
+    invocation_target: invocationTarget(m, callee),
+    span_context: NO_SPAN,
+    parameter: m.parameter instanceof Uint8Array ? bytes(m.parameter) : [],
+    headers: ((m.headers as Array<{ key: string; value: string }>) ?? []).map((h) => ({ name: h.key, value: h.value })),
+    idempotency_key: idempotencyKey,
+    completion_retention_duration: duration(callee?.completionRetention ?? 0),
+    journal_retention_duration: duration(callee?.journalRetention ?? 0),
+  };
+  const name = String(m.name ?? '');
+  if (e.type === MessageType.CallCommand) {
+    return { Command: { Call: { request, invocation_id_completion_id: m.invocationIdNotificationIdx, result_completion_id: m.resultCompletionId, name } } };
+  }
+  return { Command: { OneWayCall: { request, invoke_time: Number(m.invokeTime ?? 0), invocation_id_completion_id: m.invocationIdNotificationIdx, name } } };
+}
+
+/** Restate's serde form of a SendSignal command: `signal_id` is `{"Index":1}` or `{"Name":"x"}`. */
+function sendSignalJson(m: Json): Json {
+  const r = result(m).full ?? 'Void';
+  const signalId = typeof m.idx === 'number' ? { Index: m.idx } : { Name: String(m.name ?? '') };
+  return { Command: { SendSignal: { target_invocation_id: m.targetInvocationId, signal_id: signalId, result: r, name: String(m.entryName ?? '') } } };
+}
+
+export function journalRows(partitionKey: bigint, id: string, entries: JournalEntry[], lookup: CalleeLookup): Row[] {
   const decoded = entries.map((e) => {
     try {
       return codecFor(e.type)?.decode(e.payload) as Json | undefined;
@@ -132,17 +192,12 @@ export function journalRows(partitionKey: bigint, id: string, entries: JournalEn
       raw: e.payload,
       raw_length: e.payload.length,
       version: 2,
+      appended_at: e.appendedAt,
     };
     if (!m) return row;
     const command = isCommand(e.type);
     // SendSignal's `name` is the signal's; its entry name is `entryName` (messages.ts).
     if (command) row.name = String((e.type === MessageType.SendSignalCommand ? m.entryName : m.name) ?? '');
-    if (e.type === MessageType.CallCommand || e.type === MessageType.OneWayCallCommand) {
-      const key = typeof m.key === 'string' && m.key !== '' ? `${m.key}/` : '';
-      row.invoked_target = `${String(m.serviceName)}/${key}${String(m.handlerName)}`;
-      const callee = callees.get(Number(m.invocationIdNotificationIdx));
-      if (callee !== undefined) row.invoked_id = callee;
-    }
     if (e.type === MessageType.SleepCommand) row.sleep_wakeup_at = Number(m.wakeUpTime);
     if (e.type === MessageType.GetPromiseCommand || e.type === MessageType.PeekPromiseCommand || e.type === MessageType.CompletePromiseCommand) {
       row.promise_name = m.key;
@@ -151,6 +206,11 @@ export function journalRows(partitionKey: bigint, id: string, entries: JournalEn
     if (json) {
       row.entry_json = JSON.stringify(json.full);
       row.entry_lite_json = JSON.stringify(json.lite);
+    }
+    if (e.type === MessageType.CallCommand || e.type === MessageType.OneWayCallCommand) {
+      row.entry_json = JSON.stringify(callJson(e, m, callees.get(Number(m.invocationIdNotificationIdx)), lookup));
+    } else if (e.type === MessageType.SendSignalCommand) {
+      row.entry_json = JSON.stringify(sendSignalJson(m));
     }
     return row;
   });

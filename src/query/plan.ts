@@ -193,6 +193,28 @@ function pinSelect(select: Node, ctes: Set<string>, pinsOf: Map<Node, Pins>): vo
   }
 }
 
+/**
+ * A FROM subquery without an alias keeps the qualifier of the one table inside it in
+ * DataFusion: the CLI's count `SELECT COUNT(1) FROM (SELECT * FROM sys_invocation inv LIMIT
+ * 50000) WHERE inv.target_service_name IN (…)` (reference §4, `invocations list --service`)
+ * reads `inv.…` outside. DuckDB names such a subquery `unnamed_subquery`, so it gets that
+ * qualifier as its alias. True when a subquery was named.
+ */
+function nameDerivedTables(ast: Node, ctes: Set<string>): boolean {
+  let named = false;
+  walk(ast, (n) => {
+    // Table references have no `class`; subquery expressions (`IN (SELECT …)`) do.
+    if (n.type !== 'SUBQUERY' || n.class !== undefined || lower(n.alias) !== '') return;
+    const inner = isNode(n.subquery) && isNode(n.subquery.node) ? n.subquery.node : undefined;
+    if (inner?.type !== 'SELECT_NODE') return;
+    const relations = relationsOf(inner.from_table, ctes);
+    if (relations.length !== 1 || relations[0]!.qualifier === '') return;
+    n.alias = relations[0]!.qualifier;
+    named = true;
+  });
+  return named;
+}
+
 export function planQuery(ast: Node): QueryPlan {
   const ctes = new Set<string>();
   walk(ast, (n) => {
@@ -207,7 +229,7 @@ export function planQuery(ast: Node): QueryPlan {
   const scans = new Map<string, TableScan>();
   const columnsUsed = new Set<string>();
   let unknownTable: string | undefined;
-  let rewritten = false;
+  let rewritten = nameDerivedTables(ast, ctes);
   let star = starReachesResult(ast);
   walk(ast, (n) => {
     if (n.class === 'COLUMN_REF' && Array.isArray(n.column_names)) columnsUsed.add(lower(n.column_names[n.column_names.length - 1]));

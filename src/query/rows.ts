@@ -10,7 +10,7 @@
 import type { Config } from '../config.js';
 import { parseInvocationId, partitionKeyOf } from '../protocol/ids.js';
 import type { Registry } from '../registry/registry.js';
-import type { Deployment } from '../registry/types.js';
+import { completionRetentionOf, type Deployment } from '../registry/types.js';
 import { readInvocation, RecordKind } from '../runtime/kernel/persisted.js';
 import { negotiatedVersion } from '../protocol/versions.js';
 import type { PromiseRecord } from '../runtime/invoker/commands/promise-records.js';
@@ -26,7 +26,7 @@ import {
   type InvocationFacts,
   type LoadedInvocation,
 } from './invocation-rows.js';
-import { journalRows } from './journal-rows.js';
+import { journalRows, type CalleeLookup } from './journal-rows.js';
 import { pinnedValues, type QueryPlan, type TableScan } from './plan.js';
 import type { Row } from './result.js';
 
@@ -119,7 +119,10 @@ async function factsOf(inv: LoadedInvocation, reader: StoreReader, deps: QuerySo
   ) {
     facts.journal = await reader.journal(inv);
   }
-  if (c.caller && (plan.usesColumn('invoked_by_service_name') || plan.usesColumn('invoked_by_target'))) {
+  if (c.deploymentId !== undefined && (plan.usesColumn('pinned_deployment_id') || plan.usesColumn('pinned_service_protocol_version'))) {
+    facts.journalLength = facts.journal?.length ?? (await deps.store.journalLength(inv.partition, inv.id));
+  }
+  if (c.caller && !c.parent && (plan.usesColumn('invoked_by_service_name') || plan.usesColumn('invoked_by_target'))) {
     const caller = await reader.invocation(c.caller.invocationId);
     if (caller) facts.callerTarget = caller.context.target;
   }
@@ -220,6 +223,20 @@ function deploymentRow(d: Deployment): Row {
   };
 }
 
+/** What a journal's calls name, from the registry's current view of their callees. */
+function calleeLookup(registry: Registry): CalleeLookup {
+  return (service, name, idempotent) => {
+    const handler = registry.resolveHandler(service, name);
+    if (!handler) return undefined;
+    return {
+      serviceTy: handler.service.ty,
+      handlerTy: handler.handler.ty,
+      completionRetention: completionRetentionOf(handler, idempotent),
+      journalRetention: handler.journalRetention,
+    };
+  };
+}
+
 /** A row source over the store and registry, for one query. */
 export function storeRowSource(deps: QuerySources): RowSource {
   const reader = new StoreReader(deps);
@@ -237,7 +254,8 @@ export function storeRowSource(deps: QuerySources): RowSource {
         return (await withFacts(scan, plan, invocationStateRow)).filter((r) => r !== undefined);
       case 'sys_journal': {
         const invocations = await reader.invocations(pinnedValues(scan, 'id'));
-        const rows = await Promise.all(invocations.map(async (inv) => journalRows(inv.partitionKey, inv.id, await reader.journal(inv))));
+        const lookup = calleeLookup(deps.registry);
+        const rows = await Promise.all(invocations.map(async (inv) => journalRows(inv.partitionKey, inv.id, await reader.journal(inv), lookup)));
         return rows.flat();
       }
       case 'sys_keyed_service_status':

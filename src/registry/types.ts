@@ -110,6 +110,16 @@ export function isWorkflowRun(h: { service: Pick<ServiceMeta, 'ty'>; handler: Pi
   return h.service.ty === 'Workflow' && h.handler.ty === 'Workflow';
 }
 
+/**
+ * How long a completed invocation of this handler stays (reference §2.5): a workflow run its
+ * workflow retention, a request with an idempotency key its idempotency retention (the key
+ * deduplicates that long), anything else its journal retention.
+ */
+export function completionRetentionOf(handler: EffectiveHandler, idempotent: boolean): number {
+  if (isWorkflowRun(handler)) return handler.workflowCompletionRetention;
+  return idempotent ? handler.idempotencyRetention : handler.journalRetention;
+}
+
 /** The reference server's defaults for values a manifest leaves out (service-protocol.md §3). */
 export const registryDefaults = {
   inactivityTimeout: 60_000,

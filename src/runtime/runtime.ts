@@ -8,6 +8,7 @@
  * them all. Imports point downwards: runtime.ts → services → invoker → kernel.
  */
 import type { Config } from '../config.js';
+import { Conflict, NotFound } from '../errors.js';
 import { MessageType, type Notification } from '../protocol/messages.js';
 import { Transport } from '../protocol/transport.js';
 import type { Registry } from '../registry/registry.js';
@@ -30,6 +31,11 @@ import { fireTimer } from './services/timer-firing.js';
 import { TimerService } from './services/timer-arming.js';
 import type { CompletedInvocation, InvokeRequest, InvokeResult, Logger, OutputState } from './types.js';
 
+/** A cancel sent by a handler to an invocation that does not exist or has completed is dropped, as in Restate. */
+function ignoreMissingOrCompleted(err: unknown): void {
+  if (!(err instanceof NotFound) && !(err instanceof Conflict)) throw err;
+}
+
 export type { Outcome as OperatorOutcome, DeploymentChoice, RestartOptions, Restarted } from './services/operator.js';
 
 export class Runtime {
@@ -50,7 +56,7 @@ export class Runtime {
     readonly registry: Registry,
     readonly config: Config,
     readonly log: Logger,
-    readonly transport = new Transport(),
+    readonly transport = new Transport({ maxMessageBytes: config.requestSizeLimit }),
   ) {
     const now = () => Date.now();
     this.retry = new RetryScheduler(log);
@@ -58,7 +64,14 @@ export class Runtime {
     const ports = this.ports(now);
     this.actors = new ActorCache(store, config.partitions, ports);
     this.invocations = new Invocations({ registry, actors: this.actors, locks: this.locks, ports, now });
-    this.delivery = new Delivery({ store, registry, actors: this.actors, invocations: this.invocations, retry: this.retry });
+    this.delivery = new Delivery({
+      store,
+      registry,
+      actors: this.actors,
+      invocations: this.invocations,
+      retry: this.retry,
+      cancel: (id) => this.operator.cancel(id).then(() => undefined, ignoreMissingOrCompleted),
+    });
     this.attachments = new Attachments({ store, actors: this.actors, invocations: this.invocations, delivery: this.delivery, retry: this.retry });
     this.mutations = new StateMutations({ store, locks: this.locks, partitions: config.partitions, retry: this.retry, granted: (ids) => ids.forEach((id) => this.grants.granted(id)) });
     this.grants = new LockGrants({ store, locks: this.locks, actors: this.actors, retry: this.retry, now, mutations: this.mutations });

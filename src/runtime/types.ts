@@ -16,6 +16,12 @@ export interface Caller {
   completionId: number;
 }
 
+/** The invocation whose handler called or sent another one: its lineage. */
+export interface Parent {
+  invocationId: string;
+  target: Target;
+}
+
 export interface InvokeRequest {
   target: Target;
   input: Uint8Array;
@@ -31,6 +37,8 @@ export interface InvokeRequest {
   autoIdempotencyKey?: string;
   invokedBy: 'ingress' | 'service' | 'restart_as_new';
   caller?: Caller;
+  /** The invocation whose handler made this request, call or one-way send. */
+  parent?: Parent;
   /** Restart-as-new: the old invocation, the journal to start with (Input first; replaces `input`/`headers`), a pinned deployment. */
   restartedFrom?: string;
   journal?: JournalEntry[];
@@ -85,6 +93,7 @@ export type OutboxBody =
       input: string;
       headers: Header[];
       caller?: Caller;
+      parent?: Parent;
       executeAt?: number;
       idempotencyKey?: string;
     }
@@ -101,7 +110,9 @@ export type OutboxBody =
   | {
       kind: 'signal';
       invocationId: string;
-      signalId: number;
+      /** One of the two: a signal index (CANCEL, awakeables), or a named signal's name. */
+      signalId?: number;
+      signalName?: string;
       value?: string;
       failure?: Failure;
     };

@@ -4,19 +4,36 @@
  */
 import type { JournalEntry, Transition } from './types.js';
 
-/** A journal entry on disk: 2-byte big-endian message type id, then the payload unchanged. */
+/**
+ * A journal entry on disk: the mark `00 01`, the time it was appended (8-byte big-endian epoch
+ * ms, 0 for none), the 2-byte big-endian message type id, then the payload unchanged.
+ * Entries stored before appended times were kept have no mark (type id, then payload): the
+ * runtime never journals a control message (types below 0x0400), so no such entry begins
+ * with `00 01`.
+ */
+const TIMED = 0x0001;
+const TIMED_HEADER = 2 + 8 + 2;
+
 export function encodeEntry(entry: JournalEntry): Buffer {
-  const out = Buffer.allocUnsafe(2 + entry.payload.byteLength);
-  out.writeUInt16BE(entry.type, 0);
-  out.set(entry.payload, 2);
+  const out = Buffer.allocUnsafe(TIMED_HEADER + entry.payload.byteLength);
+  out.writeUInt16BE(TIMED, 0);
+  out.writeBigUInt64BE(BigInt(entry.appendedAt ?? 0), 2);
+  out.writeUInt16BE(entry.type, 10);
+  out.set(entry.payload, TIMED_HEADER);
   return out;
 }
 
 export function decodeEntry(stored: Uint8Array): JournalEntry {
   if (stored.byteLength < 2) throw new Error(`corrupt journal entry: ${stored.byteLength} bytes`);
+  const head = (stored[0]! << 8) | stored[1]!;
+  if (head !== TIMED) return { type: head, payload: bytesOf(stored.subarray(2)) };
+  if (stored.byteLength < TIMED_HEADER) throw new Error(`corrupt journal entry: ${stored.byteLength} bytes`);
+  const view = new DataView(stored.buffer, stored.byteOffset, stored.byteLength);
+  const appendedAt = Number(view.getBigUint64(2));
   return {
-    type: (stored[0]! << 8) | stored[1]!,
-    payload: bytesOf(stored.subarray(2)),
+    type: view.getUint16(10),
+    payload: bytesOf(stored.subarray(TIMED_HEADER)),
+    ...(appendedAt > 0 ? { appendedAt } : {}),
   };
 }
 

@@ -14,6 +14,8 @@ import { Unavailable } from '../errors.js';
 export interface JournalEntry {
   type: number;
   payload: Uint8Array;
+  /** Epoch ms at which the entry was stored (sys_journal.appended_at); kept by the store, never sent to the SDK. */
+  appendedAt?: number;
 }
 
 /** A durable timer: delivered to the runtime when `dueAt` (epoch ms) has passed. */

@@ -190,8 +190,10 @@ for (const store of storeKinds) {
 
   test(`${store}: resume?deployment= moves a paused invocation, and only a paused or suspended one`, async (t) => {
     const { stack } = t.context[store]!;
-    const id = await send(stack, 'Durable/sleepy', 2000);
-    await waitFor(async () => (await query(stack, `SELECT pinned_deployment_id FROM sys_invocation WHERE id = '${id}'`))[0]?.['pinned_deployment_id'] !== undefined, 5000);
+    // Shown as pinned once the SDK stored its first entry (the Sleep), as in Restate; the sleep
+    // is long enough for that on a busy machine.
+    const id = await send(stack, 'Durable/sleepy', 8000);
+    await waitFor(async () => (await query(stack, `SELECT pinned_deployment_id FROM sys_invocation WHERE id = '${id}'`))[0]?.['pinned_deployment_id'] !== undefined, 7000);
     const [{ pinned_deployment_id: dp }] = (await query(stack, `SELECT pinned_deployment_id FROM sys_invocation WHERE id = '${id}'`)) as [{ pinned_deployment_id: string }];
     const bad = await stack.admin.patch(`invocations/${id}/resume?deployment=dp_nope`);
     t.is(bad.statusCode, 400);
@@ -204,7 +206,7 @@ for (const store of storeKinds) {
     );
     t.is((await stack.admin.patch(`invocations/${id}/pause`)).statusCode, 202);
     t.is((await stack.admin.patch(`invocations/${id}/resume?deployment=latest`)).statusCode, 200);
-    t.is((await stack.ingress.get(`restate/attach/${id}`)).body, '"slept 2000"');
+    t.is((await stack.ingress.get(`restate/attach/${id}`)).body, '"slept 8000"');
   });
 
   test(`${store}: GET /openapi is the admin API's own document`, async (t) => {

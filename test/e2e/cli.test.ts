@@ -77,8 +77,9 @@ test.serial('invocations: list, describe, pause, resume, cancel, kill', async (t
   const described = await restate(w, 'invocations', 'describe', a);
   t.is(described.code, 0, described.out);
   t.regex(described.out, /Target:\s+Durable\/sleepy/);
-  t.regex(described.out, /#0 Command: Input/);
-  t.regex(described.out, /#1 Command: Sleep/);
+  // Each entry with the time it was stored (reference-behavior.md §4, cli-runs.txt).
+  t.regex(described.out, /#0 \[\d{4}-\d\d-\d\d [\d:.]+ \+00:00\] Command: Input/);
+  t.regex(described.out, /#1 \[\d{4}-\d\d-\d\d [\d:.]+ \+00:00\] Command: Sleep/);
 
   const paused = await restate(w, '--yes', 'invocations', 'pause', a);
   t.is(paused.code, 0, paused.out);

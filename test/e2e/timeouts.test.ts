@@ -60,7 +60,9 @@ test('a journal mismatch fails the attempt; retries run out and the invocation p
     while ((await row())['status'] !== 'paused' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const r = await row();
     t.is(r['status'], 'paused', server.output().slice(-2000));
-    t.regex(String(r['last_failure']), /570/);
+    // Restate 1.7.12 drops the invoker's columns (last_failure, retry_count) of a paused
+    // invocation (observed on the reference from npm); the failure stays in sys_journal_events.
+    t.is(r['last_failure'], undefined);
     t.is((await client(server.ingress).get(`restate/output/${invocationId}`)).statusCode, 470);
     const rows = await sqlRows(admin, `SELECT event_type, event_json FROM sys_journal_events WHERE id = '${invocationId}' ORDER BY event_type`);
     t.deepEqual(rows.map((e) => e['event_type']), ['Paused', 'TransientError']);

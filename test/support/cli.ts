@@ -27,7 +27,7 @@ export interface Run {
 
 const CLI = path.join(projectRoot(), 'node_modules', '.bin', 'restate');
 
-export function restate(w: CliWorld, ...args: string[]): Promise<Run> {
+export function restate(w: Pick<CliWorld, 'stack' | 'configHome'>, ...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       CLI,

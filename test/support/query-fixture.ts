@@ -259,6 +259,7 @@ export function fakeStore(): FakeStore {
       reads.readJournal.push(id);
       return (journals[id] ?? []).slice(from);
     },
+    journalLength: async (_p, id) => (journals[id] ?? []).length,
     readState: async (_p, service, key) => {
       reads.readState++;
       return new Map(objectState[JSON.stringify([service, key])] ?? []);

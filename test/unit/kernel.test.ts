@@ -78,7 +78,8 @@ test('creating commits the snapshot and the Input entry, then starts an attempt 
   const stored = readInvocation(await store.loadInvocation(partition, i.id));
   t.is(stored.v, 1);
   t.is(stored.value, 'running');
-  t.deepEqual(await store.readJournal(partition, i.id), [inputEntry('"hi"')]);
+  // Stamped with the time of the commit (sys_journal.appended_at).
+  t.deepEqual(await store.readJournal(partition, i.id), [{ ...inputEntry('"hi"'), appendedAt: ports.now() }]);
   t.deepEqual(await store.activeInvocations(partition), [i.id]);
   t.is(rec.attempts.length, 1);
   t.deepEqual(rec.attempts[0]!.calls, ['start']);

@@ -12,8 +12,10 @@ import { sendEmpty, sendJson } from '../http-io.js';
 type Operation = 'cancel' | 'kill' | 'pause' | 'resume' | 'purge' | 'purge-journal';
 
 /** The status of a success, and of a request that had nothing to do (reference-behavior.md §3.5). */
-const answers: Record<Operation, { done: number; noop?: number }> = {
-  cancel: { done: 202 },
+const answers: Record<Operation, { done: number; appended?: number; noop?: number }> = {
+  // Restate: 200 when the cancel ended an invocation that had not started, 202 when it was
+  // appended to a journal for the handler to see.
+  cancel: { done: 200, appended: 202 },
   kill: { done: 200 },
   pause: { done: 202, noop: 200 },
   resume: { done: 200, noop: 200 },
@@ -77,7 +79,7 @@ function fromQuery(ctx: Context): number | undefined {
 async function perform(rt: Runtime, op: Operation, id: string, ctx: Context): Promise<number> {
   const outcome = await run[op](rt, id, ctx);
   const a = answers[op];
-  return outcome === 'noop' ? (a.noop ?? a.done) : a.done;
+  return outcome === 'done' ? a.done : (a[outcome] ?? a.done);
 }
 
 async function restartAsNew(rt: Runtime, ctx: Context): Promise<void> {

@@ -30,6 +30,8 @@ export interface Step {
   events?: InvocationEvent[];
   entries?: JournalEntry[];
   write?: ExtraWrites;
+  /** Delete the invocation in this commit rather than store it (kernel/plan.ts `forget`). */
+  forget?: boolean;
 }
 
 /** A running attempt as the actor sees it (invoker/attempt.ts). */
@@ -216,7 +218,8 @@ export class InvocationActor {
 
   private async store(advanced: Advanced, step: Step): Promise<void> {
     if (this.broken) throw new Error(`invocation ${this.id} must be reloaded`);
-    const entries = step.entries ?? [];
+    const appendedAt = this.ports.now();
+    const entries = (step.entries ?? []).map((e) => ({ ...e, appendedAt }));
     const journalAt = this.journal.length;
     // The journal view grows first so that the wake check sees the new notifications; a
     // failed commit discards this whole actor anyway.
@@ -231,6 +234,7 @@ export class InvocationActor {
       entries,
       journalAt,
       ...(step.write ? { extra: step.write } : {}),
+      ...(step.forget ? { forget: true } : {}),
     });
     const from = this.stored ? String(this.snapshot.value) : undefined;
     const next = effects.some((e) => e.type === 'startAttempt') ? this.ports.newAttempt(this, snapshot.context) : undefined;

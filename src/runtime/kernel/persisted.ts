@@ -27,6 +27,8 @@ export const RecordKind = {
   promise: 'promise',
   /** Admin state writes waiting for their key's lock (services/state-mutations.ts). */
   stateMutation: 'stateMutation',
+  /** A named signal delivered to its invocation, by outbox message id, until the message is removed (services/delivery.ts). */
+  signalDelivery: 'signalDelivery',
   /** Attach commands waiting for their target, in the caller's partition (services/attachments.ts). */
   attachWait: 'attachWait',
 } as const;

@@ -24,6 +24,12 @@ export interface StepWrites {
   entries: JournalEntry[];
   journalAt: number;
   extra?: ExtraWrites;
+  /**
+   * The invocation is forgotten in this commit instead of stored: it never started (scheduled,
+   * or queued for its key) and was cancelled or killed, which Restate answers by freeing it
+   * (attach and output then find nothing). Its caller is still answered.
+   */
+  forget?: boolean;
 }
 
 export function transitionOf(w: StepWrites): Transition {
@@ -31,8 +37,18 @@ export function transitionOf(w: StepWrites): Transition {
   const outboxAdd: OutboxMessage[] = [...(w.extra?.outboxAdd ?? [])];
   const { caller, completion } = w.snapshot.context;
   for (const e of w.effects) {
-    if (e.type === 'armTimer') timersAdd.push({ key: timerKey[e.params.kind](w.id), dueAt: e.params.dueAt });
+    if (e.type === 'armTimer' && !w.forget) timersAdd.push({ key: timerKey[e.params.kind](w.id), dueAt: e.params.dueAt });
     else if (e.type === 'respond' && caller && completion) outboxAdd.push({ id: `${w.id}:result`, body: resultMessage(caller, completion) });
+  }
+  if (w.forget) {
+    return {
+      ...w.extra,
+      partition: w.partition,
+      deleteInvocations: [w.id],
+      timersRemove: [...(w.extra?.timersRemove ?? []), timerKey.start(w.id), timerKey.retry(w.id)],
+      timersAdd,
+      outboxAdd,
+    };
   }
   return {
     ...w.extra,

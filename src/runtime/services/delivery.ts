@@ -11,8 +11,9 @@ import { encodeNotification, MessageType, type Notification } from '../../protoc
 import type { Registry } from '../../registry/registry.js';
 import { isWorkflowRun } from '../../registry/types.js';
 import type { OutboxMessage, Store } from '../../store/types.js';
-import { isWorkflowRunContext } from '../kernel/persisted.js';
+import { isWorkflowRunContext, RecordKind } from '../kernel/persisted.js';
 import { completionResult, messageResult, NOT_FOUND } from '../kernel/results.js';
+import type { JournalView } from '../kernel/journal.js';
 import type { ExtraWrites } from '../kernel/plan.js';
 import type { Caller, OutboxBody } from '../types.js';
 import type { ActorCache } from './actors.js';
@@ -26,9 +27,23 @@ export interface DeliveryDeps {
   readonly actors: ActorCache;
   readonly invocations: Invocations;
   readonly retry: RetryScheduler;
+  /** The CANCEL signal is an operator cancel (services/operator.ts); a missing or completed target is fine. */
+  cancel(invocationId: string): Promise<void>;
 }
 
 type InvokeBody = Extract<OutboxBody, { kind: 'invoke' }>;
+type SignalBody = Extract<OutboxBody, { kind: 'signal' }>;
+
+const CANCEL_SIGNAL = 1;
+
+/** Signals reach only invocations that have started and not ended; Restate drops the others. */
+const SIGNALLED_STATES = new Set(['running', 'suspended', 'backingOff', 'paused']);
+
+/** Makes one named signal's delivery idempotent: a journal may hold many signals of one name. */
+interface DeliveryMark {
+  partition: number;
+  messageId: string;
+}
 
 export class Delivery {
   /** Callees whose `invoke` message is committed and not delivered yet, with who waits for their creation. */
@@ -40,12 +55,15 @@ export class Delivery {
 
   /** Messages were committed (or found in an outbox at start-up): deliver them. */
   deliver(partition: number, messages: OutboxMessage[]): void {
+    // Callees first: a signal in the same batch (a handler cancelling what it just sent) waits for them.
+    for (const m of messages) {
+      const body = m.body as OutboxBody;
+      if (body.kind === 'invoke' && !this.undelivered.has(body.invocationId)) this.undelivered.set(body.invocationId, []);
+    }
     for (const m of messages) {
       const key = `${partition}/${m.id}`;
       if (this.inFlight.has(key)) continue;
       this.inFlight.add(key);
-      const body = m.body as OutboxBody;
-      if (body.kind === 'invoke' && !this.undelivered.has(body.invocationId)) this.undelivered.set(body.invocationId, []);
       const deliver = async () => {
         await this.attempt(partition, m);
         this.inFlight.delete(key);
@@ -69,19 +87,29 @@ export class Delivery {
   }
 
   /**
-   * Appends a notification unless the journal already has one for the same id (idempotent
-   * delivery), with `write` in the same commit. Resolves false when the invocation is not
-   * live (completed or unknown): nothing was stored.
+   * Appends a notification unless the journal already has one for the same completion id or
+   * signal index, or, for a named signal, this very message was delivered (`once`), with
+   * `write` in the same commit: delivery is idempotent. A signal for an invocation that has not
+   * started is dropped, as Restate does. Resolves false when nothing was stored because the
+   * invocation is not live (completed, unknown, or not started for a signal).
    */
-  async notify(id: string, type: number, n: Notification, write?: ExtraWrites): Promise<boolean> {
+  async notify(id: string, type: number, n: Notification, write?: ExtraWrites, once?: DeliveryMark): Promise<boolean> {
     const r = await this.deps.actors.with(id, async (actor) => {
       if (actor.status === 'completed') return false;
-      const j = actor.journal;
-      const seen = n.completionId !== undefined ? j.completions.has(n.completionId) : n.signalId !== undefined && j.signals.has(n.signalId);
-      if (!seen) await actor.commit({ entries: [{ type, payload: encodeNotification(n) }], ...(write ? { write } : {}) });
+      const isSignal = n.signalId !== undefined || n.signalName !== undefined;
+      if (isSignal && !SIGNALLED_STATES.has(actor.status)) return false;
+      if (await this.delivered(actor.journal, n, once)) return true;
+      const mark = once ? [{ kind: RecordKind.signalDelivery, key: once.messageId, value: true }] : [];
+      await actor.commit({ entries: [{ type, payload: encodeNotification(n) }], write: { ...write, records: [...(write?.records ?? []), ...mark] } });
       return true;
     });
     return r.found && r.value;
+  }
+
+  private async delivered(journal: JournalView, n: Notification, once: DeliveryMark | undefined): Promise<boolean> {
+    if (n.completionId !== undefined) return journal.completions.has(n.completionId);
+    if (n.signalId !== undefined) return journal.signals.has(n.signalId);
+    return once !== undefined && (await this.deps.store.getRecord(once.partition, RecordKind.signalDelivery, once.messageId)) !== undefined;
   }
 
   private async attempt(partition: number, message: OutboxMessage): Promise<void> {
@@ -94,12 +122,31 @@ export class Delivery {
         await this.notify(body.invocationId, body.notificationType ?? MessageType.CallCompletionNotification, { completionId: body.completionId, ...messageResult(body) });
         break;
       case 'signal':
-        await this.notify(body.invocationId, MessageType.SignalNotification, { signalId: body.signalId, ...messageResult(body) });
+        await this.signal(body, message.id);
         break;
       default:
         throw new Error(`unknown outbox message kind '${(body as { kind: string }).kind}'`);
     }
     await this.deps.store.commit({ partition, outboxRemove: [message.id] });
+    if (body.kind === 'signal' && body.signalName !== undefined) {
+      // The message is gone, so is the need to recognise it; a crash before this leaves one small record.
+      await this.deps.store.commit({ partition: this.deps.actors.partitionOf(body.invocationId), records: [{ kind: RecordKind.signalDelivery, key: message.id, value: null }] });
+    }
+  }
+
+  private async signal(body: SignalBody, messageId: string): Promise<void> {
+    await this.whenCreated(body.invocationId);
+    const result = messageResult(body);
+    if (body.signalName !== undefined) {
+      const once = { partition: this.deps.actors.partitionOf(body.invocationId), messageId };
+      await this.notify(body.invocationId, MessageType.SignalNotification, { signalName: body.signalName, ...result }, undefined, once);
+    } else if (body.signalId === CANCEL_SIGNAL) {
+      // Restate treats a CANCEL sent by a handler (ctx.cancel) as an operator's cancel: an
+      // invocation that has not started yet is then never run.
+      await this.deps.cancel(body.invocationId);
+    } else {
+      await this.notify(body.invocationId, MessageType.SignalNotification, { signalId: body.signalId, ...result });
+    }
   }
 
   private async invoke(body: InvokeBody): Promise<void> {
@@ -127,6 +174,7 @@ export class Delivery {
       invokedBy: 'service',
       invocationId: body.invocationId,
       ...(body.caller ? { caller: body.caller } : {}),
+      ...(body.parent ? { parent: body.parent } : {}),
       ...(body.executeAt !== undefined ? { executeAt: body.executeAt } : {}),
       ...(body.idempotencyKey !== undefined ? { idempotencyKey: body.idempotencyKey } : {}),
     });

@@ -3,7 +3,7 @@
  * then, kernel/ids.ts), whether it runs under its key's lock, and how long it is kept after
  * completing. Decided once, at creation, and kept in the invocation's context.
  */
-import { isWorkflowRun, type EffectiveHandler } from '../../registry/types.js';
+import { completionRetentionOf, isWorkflowRun, type EffectiveHandler } from '../../registry/types.js';
 import { idempotentInvocationId, workflowRunId } from '../kernel/ids.js';
 import type { InvokeRequest } from '../types.js';
 
@@ -15,12 +15,9 @@ export function identityOf(req: InvokeRequest, handler: EffectiveHandler | undef
   return idempotentInvocationId(service, key, name, req.idempotencyKey);
 }
 
-/** How long the completed invocation stays: workflow, idempotency or journal retention (reference §2.5). */
+/** How long the completed invocation stays; the auto key of the ingress does not count (reference §2.5). */
 export function retentionOf(req: InvokeRequest, handler: EffectiveHandler): number {
-  if (isWorkflowRun(handler)) return handler.workflowCompletionRetention;
-  // The key deduplicates for its retention; then it is free again, and so is the id it names.
-  if (req.idempotencyKey !== undefined) return handler.idempotencyRetention;
-  return handler.journalRetention;
+  return completionRetentionOf(handler, req.idempotencyKey !== undefined);
 }
 
 /** Exclusive handlers run one at a time per key: a virtual object's non-shared handlers, a workflow's `run`. */

@@ -120,6 +120,7 @@ export class Invocations {
       ...(exclusive ? { exclusive } : {}),
       ...(handler ? { completionRetention: retentionOf(req, handler) } : {}),
       ...(req.caller ? { caller: req.caller } : {}),
+      ...(req.parent ? { parent: req.parent } : {}),
       ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
       ...(req.executeAt !== undefined ? { executeAt: req.executeAt } : {}),
       ...(req.restartedFrom !== undefined ? { restartedFrom: req.restartedFrom } : {}),

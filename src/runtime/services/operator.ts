@@ -35,12 +35,16 @@ export interface OperatorDeps {
 }
 
 /**
- * How an operation that did not fail ended: it changed something, or there was nothing to do.
- * Everything else is a domain error with the reference's text (reference-behavior.md §3.5).
+ * How an operation that did not fail ended: it changed something, it stored a signal the
+ * handler has yet to see (a cancel, 202 in Restate), or there was nothing to do. Everything
+ * else is a domain error with the reference's text (reference-behavior.md §3.5).
  */
-export type Outcome = 'done' | 'noop';
+export type Outcome = 'done' | 'appended' | 'noop';
 
 const CANCEL_SIGNAL = 1;
+/** restate-server's CANCELED_INVOCATION_ERROR and KILLED_INVOCATION_ERROR. */
+const CANCELLED = { code: 409, message: 'canceled' };
+const KILLED = { code: 409, message: 'killed' };
 
 const invocationNotFound = (id: string) => new NotFound(`The requested invocation '${id}' does not exist`);
 const deploymentNotFound = (id: string) => new NotFound(`The requested deployment '${id}' does not exist`);
@@ -68,20 +72,34 @@ async function completedInvocation(rt: OperatorDeps, id: string, runningText: st
   return stored;
 }
 
+/** States in which an invocation has not started: Restate frees it when it is cancelled or killed. */
+const NOT_STARTED = new Set(['scheduled', 'pending']);
+
+/**
+ * Ends an invocation that has not started, as Restate's `terminate_scheduled_invocation` /
+ * `terminate_inboxed_invocation` do: its caller (and whoever attached) gets the failure, and
+ * the invocation is deleted in the same commit, so attach and output answer 404 afterwards.
+ */
+async function forget(rt: OperatorDeps, host: InvocationActor, failure: { code: number; message: string }): Promise<Outcome> {
+  await host.commit({ events: [{ type: 'kill', failure, now: rt.now() }], forget: true });
+  return 'done';
+}
+
 /**
  * Cancel: the CANCEL signal goes into the journal, so the handler sees it (and can run its
- * compensations); what has not started yet ends at once as cancelled.
+ * compensations); what has not started yet is forgotten (200 in Restate, 202 otherwise).
  */
 export function cancel(rt: OperatorDeps, id: string): Promise<Outcome> {
   return withInvocation(rt, id, 'was already completed.', async (host) => {
-    const now = rt.now();
-    if (['scheduled', 'pending', 'paused'].includes(host.status)) {
-      await host.commit({ events: [{ type: 'kill', failure: { code: 409, message: 'Cancelled' }, now }] });
+    if (NOT_STARTED.has(host.status)) return forget(rt, host, CANCELLED);
+    if (host.status === 'paused') {
+      // What the SDK ends a cancelled handler with (§9.8): Restate resumes a paused invocation to deliver it.
+      await host.commit({ events: [{ type: 'kill', failure: { code: 409, message: 'Cancelled' }, now: rt.now() }] });
     } else if (!host.journal.signals.has(CANCEL_SIGNAL)) {
       const payload = encodeNotification({ signalId: CANCEL_SIGNAL, void: true });
       await host.commit({ entries: [{ type: MessageType.SignalNotification, payload }] });
     }
-    return 'done';
+    return 'appended';
   });
 }
 
@@ -89,8 +107,9 @@ export function cancel(rt: OperatorDeps, id: string): Promise<Outcome> {
 export async function kill(rt: OperatorDeps, id: string): Promise<Outcome> {
   let children: string[] = [];
   const outcome = await withInvocation(rt, id, 'was already completed.', async (host) => {
+    if (NOT_STARTED.has(host.status)) return forget(rt, host, KILLED);
     children = pendingCallees(host.journal);
-    await host.commit({ events: [{ type: 'kill', failure: { code: 409, message: 'killed' }, now: rt.now() }] });
+    await host.commit({ events: [{ type: 'kill', failure: KILLED, now: rt.now() }] });
     return 'done';
   });
   await Promise.all(children.map((child) => kill(rt, child)));

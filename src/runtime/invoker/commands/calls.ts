@@ -34,6 +34,7 @@ export function callCommand(scope: CommandScope, entry: JournalEntry): CommandOu
     target,
     input: Buffer.from(c.parameter).toString('base64'),
     headers: c.headers,
+    parent: { invocationId: scope.invocationId, target: scope.target },
     ...(isCall ? { caller: { invocationId: scope.invocationId, completionId: (c as { resultCompletionId: number }).resultCompletionId } } : {}),
     ...('invokeTime' in c && c.invokeTime > 0 ? { executeAt: c.invokeTime } : {}),
     ...(c.idempotencyKey !== undefined ? { idempotencyKey: c.idempotencyKey } : {}),

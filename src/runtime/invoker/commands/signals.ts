@@ -1,6 +1,7 @@
 /**
- * Completing an awakeable and sending a signal (service-protocol.md §9.6): both become a
- * signal for another invocation's journal, carried by the outbox.
+ * Completing an awakeable and sending a signal (service-protocol.md §9.6, §9.9): both become a
+ * signal for another invocation, by index (CANCEL, awakeables) or by name (`ctx.signal(name)`),
+ * carried by the outbox.
  */
 import { decodeCompleteAwakeableCommand, decodeSendSignalCommand, MessageType } from '../../../protocol/messages.js';
 import { invocationIdToString, parseAwakeableId } from '../../../protocol/ids.js';
@@ -24,11 +25,10 @@ export function signalCommand(scope: CommandScope, entry: JournalEntry): Command
     };
   } else {
     const c = decodeSendSignalCommand(entry.payload);
-    if (c.idx === undefined) throw new CommandRejected(501, 'named signals are not supported yet');
     body = {
       kind: 'signal',
       invocationId: c.targetInvocationId,
-      signalId: c.idx,
+      ...(c.idx !== undefined ? { signalId: c.idx } : { signalName: c.name ?? '' }),
       ...(c.failure ? { failure: c.failure } : c.value ? { value: base64(c.value) } : {}),
     };
   }
