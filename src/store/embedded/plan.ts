@@ -18,7 +18,7 @@ export type StatePlan =
   | { kind: 'clearAll'; range: KeyRange };
 
 export interface Plan {
-  deletes: Array<{ id: string; snapshot: Buffer; active: Buffer; journal: KeyRange }>;
+  deletes: Array<{ id: string; snapshot: Buffer; active: Buffer; journal: KeyRange; history: KeyRange }>;
   /** `entries` are keyed from `at` on: they are only written once the length is `at`. */
   appends: Array<{ id: string; at: number; range: KeyRange; entries: Array<[Buffer, Buffer]> }>;
   invocations: Array<{ key: Buffer; json: Buffer; active: boolean }>;
@@ -28,6 +28,8 @@ export interface Plan {
   outboxRemove: Buffer[];
   outboxAdd: Array<{ key: Buffer; json: Buffer }>;
   records: Array<{ key: Buffer; json: Buffer | null }>;
+  /** Keyed only once the history's last sequence number is known, inside the transaction. */
+  history: Array<{ id: string; entries: Buffer[] }>;
 }
 
 /** A key of partition `p`; every table's keys start with the partition. */
@@ -50,6 +52,7 @@ export function planTransition(t: Transition): Plan {
       snapshot: partitionKey(p, id),
       active: partitionKey(p, id),
       journal: partitionRange(p, id),
+      history: partitionRange(p, id),
     })),
     appends: (t.journal ?? []).map((append) => ({
       id: append.id,
@@ -80,5 +83,6 @@ export function planTransition(t: Transition): Plan {
       key: partitionKey(p, rec.kind, rec.key),
       json: rec.value === null || rec.value === undefined ? null : json(rec.value, `record ${rec.kind}/${rec.key}`),
     })),
+    history: (t.history ?? []).map((h) => ({ id: h.id, entries: h.entries.map((e) => json(e, `history entry of ${h.id}`)) })),
   };
 }
