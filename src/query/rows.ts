@@ -15,7 +15,7 @@ import type { Deployment } from '../registry/types.js';
 import { OBJECT_RECORD } from '../runtime/object-locks.js';
 import { PROMISE_RECORD, type PromiseRecord } from '../runtime/promises.js';
 import { partitionOf } from '../runtime/partitioning.js';
-import type { JournalEntry, Store } from '../store/types.js';
+import type { HistoryEntry, JournalEntry, Store } from '../store/types.js';
 import type { RowSource } from './engine.js';
 import {
   inboxRows,
@@ -273,6 +273,11 @@ export function storeRowSource(deps: QuerySources): RowSource {
             version: r.version,
             last_modified: r.lastModified,
           }));
+      case 'sys_invocation_transitions': {
+        const invocations = await reader.invocations(pinnedValues(scan, 'id'));
+        const rows = await Promise.all(invocations.map(async (inv) => transitionRows(inv.id, await deps.store.readHistory(inv.partition, inv.id))));
+        return rows.flat();
+      }
       case 'sys_journal_events':
         return (await reader.invocations(pinnedValues(scan, 'id'))).flatMap(journalEventRows);
       case 'sys_promise':
@@ -283,6 +288,18 @@ export function storeRowSource(deps: QuerySources): RowSource {
         return [];
     }
   };
+}
+
+function transitionRows(id: string, history: HistoryEntry[]): Row[] {
+  return history.map((h, index) => ({
+    id,
+    index: BigInt(index),
+    from_state: h.from,
+    event: h.event,
+    to_state: h.to,
+    at: h.at,
+    attempt: BigInt(h.attempt),
+  }));
 }
 
 /**

@@ -24,6 +24,7 @@ import type { OutboxBody } from './outbox.js';
 import type { RuntimeServices } from './services.js';
 import { Attempt } from './attempt.js';
 import { SerialQueue } from './serial-queue.js';
+import { historyEntries, type SteppedEvent } from './transition-history.js';
 
 export type InvocationSnapshot = SnapshotFrom<typeof invocationMachine>;
 
@@ -46,8 +47,8 @@ export class InvocationHost {
   private attemptSeq = 0;
   private readonly queue = new SerialQueue();
   private broken = false;
-  /** The snapshot moved on in memory only (see `applyStoredElsewhere`); the next commit stores it. */
-  private snapshotUnstored = false;
+  /** Steps taken in memory only (see `applyStoredElsewhere`), from `from`; the next commit stores them. */
+  private unstored: { from: InvocationSnapshot; steps: SteppedEvent[] } | undefined;
   /** Failed attempts since the journal last grew (Start field 7; kept in memory, best effort). */
   failuresSinceGrowth = 0;
   lastGrowthAt: number;
@@ -71,7 +72,8 @@ export class InvocationHost {
   static async create(services: RuntimeServices, partition: number, input: InvocationInput, inputEntry: JournalEntry | JournalEntry[], extra: Step['write'] = {}): Promise<InvocationHost> {
     const [snapshot, actions] = invocationSteps.initial(input);
     const host = new InvocationHost(services, input.id, partition, snapshot, new JournalView());
-    await host.run(() => host.commitResolved(snapshot, actions as Action[], { entries: Array.isArray(inputEntry) ? inputEntry : [inputEntry], write: extra }, true));
+    const init: SteppedEvent = { event: { type: 'xstate.init', now: input.now }, snapshot };
+    await host.run(() => host.commitResolved(undefined, [init], actions as Action[], { entries: Array.isArray(inputEntry) ? inputEntry : [inputEntry], write: extra }));
     return host;
   }
 
@@ -95,27 +97,33 @@ export class InvocationHost {
   /** Applies events and appends entries in one commit, then performs the effects. Call inside `run`. */
   async commit(step: Step): Promise<void> {
     let snapshot = this.snapshot;
+    const stepped: SteppedEvent[] = [];
     const actions: Action[] = [];
     for (const event of step.events ?? []) {
       const [next, acts] = invocationSteps.next(snapshot, event);
       snapshot = next;
+      stepped.push({ event, snapshot });
       actions.push(...(acts as Action[]));
     }
-    await this.commitResolved(snapshot, actions, step, (step.events?.length ?? 0) > 0);
+    await this.commitResolved(this.snapshot, stepped, actions, step);
   }
 
-  private async commitResolved(snapshot: InvocationSnapshot, actions: Action[], step: Step, snapshotChanged: boolean): Promise<void> {
+  /** Commits the steps taken from `from` (undefined for a new invocation), then performs `actions`. */
+  private async commitResolved(from: InvocationSnapshot | undefined, stepped: SteppedEvent[], actions: Action[], step: Step): Promise<void> {
     if (this.broken) throw new Error(`invocation ${this.id} must be reloaded`);
+    const steps = [...(this.unstored?.steps ?? []), ...stepped];
+    let snapshot = steps.at(-1)?.snapshot ?? this.snapshot;
     const entries = step.entries ?? [];
     const at = this.journal.length;
     // The journal view is updated first so that the race check below sees the new
     // notifications; a failed commit discards this whole actor anyway.
     for (const e of entries) this.journal.push(e);
     if (snapshot.value === 'suspended' && snapshot.context.awaiting && isSatisfied(snapshot.context.awaiting, this.journal)) {
-      const [woken, acts] = invocationSteps.next(snapshot, { type: 'wake', now: this.services.now() });
+      const wake = { type: 'wake' as const, now: this.services.now() };
+      const [woken, acts] = invocationSteps.next(snapshot, wake);
       snapshot = woken;
+      steps.push({ event: wake, snapshot });
       actions.push(...(acts as Action[]));
-      snapshotChanged = true;
     }
 
     const timersAdd: Timer[] = [...(step.write?.timersAdd ?? [])];
@@ -129,11 +137,13 @@ export class InvocationHost {
       }
     }
     const completed = snapshot.status === 'done';
+    const history = historyEntries(this.unstored?.from ?? from, steps);
     const tx: Transition = {
       ...step.write,
       partition: this.partition,
-      ...(snapshotChanged || this.snapshotUnstored ? { invocations: [{ id: this.id, snapshot: persist(snapshot), active: !completed }] } : {}),
+      ...(steps.length > 0 ? { invocations: [{ id: this.id, snapshot: persist(snapshot), active: !completed }] } : {}),
       ...(entries.length > 0 ? { journal: [{ id: this.id, at, entries }] } : {}),
+      ...(history.length > 0 ? { history: [{ id: this.id, entries: history }] } : {}),
       timersAdd,
       outboxAdd,
     };
@@ -164,7 +174,7 @@ export class InvocationHost {
       throw err;
     }
     this.snapshot = snapshot;
-    this.snapshotUnstored = false;
+    this.unstored = undefined;
     if (entries.length > 0) {
       this.failuresSinceGrowth = 0;
       this.lastGrowthAt = this.services.now();
@@ -193,8 +203,9 @@ export class InvocationHost {
    */
   applyStoredElsewhere(event: InvocationEvent): void {
     const [next, actions] = invocationSteps.next(this.snapshot, event);
+    this.unstored ??= { from: this.snapshot, steps: [] };
+    this.unstored.steps.push({ event, snapshot: next });
     this.snapshot = next;
-    this.snapshotUnstored = true;
     for (const a of actions as Action[]) if (a.type === 'startAttempt') this.startAttempt();
   }
 
