@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config.js';
 import { openStore } from './store/index.js';
+import { ObservedStore } from './store/observed.js';
 import { Registry } from './registry/registry.js';
 import { Runtime } from './runtime/runtime.js';
 import { supervise } from './runtime/supervisor.js';
@@ -15,6 +16,8 @@ import { createAdminApp } from './admin/app.js';
 import { invocationRoutes } from './admin/routes/invocations.js';
 import { queryRoutes } from './admin/routes/query.js';
 import { serviceStateRoutes } from './admin/routes/service-state.js';
+import { LIVE_RECORD_KINDS, liveEventRoutes } from './admin/routes/live-events.js';
+import { uiRoutes } from './admin/ui.js';
 import { recoverStateMutations } from './runtime/state-mutations.js';
 import type { Logger } from './runtime/services.js';
 
@@ -39,7 +42,10 @@ function listen(server: http.Server, port: number, host: string): Promise<number
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
-  const store = await openStore({ dataDir: config.dataDir, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) });
+  // Observed: the web UI's live updates hear of each commit once it is stored.
+  const store = new ObservedStore(await openStore({ dataDir: config.dataDir, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) }), {
+    recordKinds: LIVE_RECORD_KINDS,
+  });
   log.info(`store: ${store.info.backend} at ${store.info.location}`);
   for (const w of store.info.warnings) log.warn(w);
   const registry = await Registry.load(store);
@@ -53,12 +59,21 @@ export async function startServer(config: Config): Promise<RunningServer> {
   }
 
   const ingress = http.createServer(createIngressApp({ runtime, registry, config }, log).callback());
-  const adminRoutes = [invocationRoutes(runtime), serviceStateRoutes(runtime, registry), queryRoutes({ store, registry, config })];
-  const admin = http.createServer(createAdminApp({ registry, config, extraRoutes: (router) => adminRoutes.forEach((add) => add(router)) }).callback());
+  const adminRoutes = [
+    invocationRoutes(runtime),
+    serviceStateRoutes(runtime, registry),
+    queryRoutes({ store, registry, config }),
+    liveEventRoutes(store),
+    uiRoutes(),
+  ];
   // Calls block until their invocation completes: no server-side request timeout.
   ingress.requestTimeout = 0;
   ingress.keepAliveTimeout = 65_000;
   const ingressPort = await listen(ingress, config.ingressPort, config.host);
+  // Built once the ingress is bound: it advertises the ingress's port (`/version`, OpenAPI
+  // servers), which the web UI's playground calls, also when the configured port was 0.
+  const adminConfig = { ...config, ingressPort };
+  const admin = http.createServer(createAdminApp({ registry, config: adminConfig, extraRoutes: (router) => adminRoutes.forEach((add) => add(router)) }).callback());
   const adminPort = await listen(admin, config.adminPort, config.host);
   log.info(`ingress on :${ingressPort}, admin on :${adminPort}`);
 

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { projectRoot } from '../../src/project-root.js';
 
 export interface StartedService {
   port: number;
@@ -18,23 +18,10 @@ export interface StartedService {
   countsPort?: number;
 }
 
-/** The checkout root: tests run from dist/test/…, the .mjs files stay in test/ (tsc does not copy them). */
-export function projectRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('package.json not found above ' + fileURLToPath(import.meta.url));
-    dir = parent;
-  }
-  return dir;
-}
-
 /** A file under `test/support/` of the checkout, e.g. `services/basic.mjs`. */
 export function supportFile(relative: string): string {
   return path.join(projectRoot(), 'test', 'support', relative);
 }
-
-
 
 const START_TIMEOUT_MS = 15_000;
 

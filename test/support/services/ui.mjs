@@ -1,0 +1,54 @@
+// SDK services for the web UI's browser tests. Handlers that wait publish their awakeable's
+// id as the counter `awakeable:<tag>`, so a test resolves it when it wants the invocation to
+// move on: it stays running for the inactivity timeout (2 s), then suspends until then.
+//
+// Served by serve.mjs (READY/COUNTS ports on stdout).
+import * as restate from '@restatedev/restate-sdk';
+import { counters, serve } from './serve.mjs';
+
+const { counts } = counters();
+
+async function awaitTest(ctx, tag) {
+  const awakeable = ctx.awakeable();
+  await ctx.run('publish', () => {
+    counts[`awakeable:${tag}`] = awakeable.id;
+  });
+  return awakeable.promise;
+}
+
+const walker = restate.service({
+  name: 'Walker',
+  handlers: {
+    hello: async (_ctx, name) => `hello ${name}`,
+    // running → suspended → (resolved) running for 1.5 s → completed
+    walk: async (ctx, tag) => {
+      const got = await awaitTest(ctx, tag);
+      await ctx.sleep(1500);
+      return `walked ${tag} with ${got}`;
+    },
+    wait: async (ctx, tag) => `waited ${tag}: ${await awaitTest(ctx, tag)}`,
+  },
+  options: { inactivityTimeout: 2000 },
+});
+
+const tally = restate.object({
+  name: 'Tally',
+  handlers: {
+    add: async (ctx, n) => {
+      const count = ((await ctx.get('count')) ?? 0) + n;
+      ctx.set('count', count);
+      return count;
+    },
+    get: restate.handlers.object.shared(async (ctx) => (await ctx.get('count')) ?? 0),
+  },
+});
+
+const approval = restate.workflow({
+  name: 'Approval',
+  handlers: {
+    run: async (ctx, what) => `${what}: ${await ctx.promise('decision')}`,
+    decide: async (ctx, decision) => ctx.promise('decision').resolve(decision),
+  },
+});
+
+serve(restate.endpoint().bind(walker).bind(tally).bind(approval), { counts });

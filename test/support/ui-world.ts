@@ -1,0 +1,82 @@
+/**
+ * The world of the browser tests: per store a redstate with the UI test services
+ * (services/ui.mjs) registered, a second endpoint (services/basic.mjs) left for the tests to
+ * register from the UI, and one Chromium for all of them.
+ */
+import type { ExecutionContext, TestFn } from 'ava';
+import type { Page } from 'playwright-core';
+import { startBrowser, type TestBrowser } from './browser.js';
+import { startService, type StartedService } from './sdk-service.js';
+import { startStack, storeKinds, type Stack, type StoreKind } from './stack.js';
+import { waitFor } from './wait.js';
+
+export interface UiStore {
+  stack: Stack;
+  /** An endpoint nobody registered yet. */
+  unregistered: StartedService;
+}
+
+export interface UiWorld {
+  stores: Record<StoreKind, UiStore>;
+  browser: TestBrowser;
+}
+
+export function uiWorld(test: TestFn<UiWorld>): void {
+  test.before(async (t) => {
+    const [stacks, extras, browser] = await Promise.all([
+      Promise.all(storeKinds.map((k) => startStack(k, { serviceFile: 'ui.mjs' }))),
+      Promise.all(storeKinds.map(() => startService('basic.mjs'))),
+      startBrowser(),
+    ]);
+    t.context = {
+      browser,
+      stores: Object.fromEntries(storeKinds.map((k, i) => [k, { stack: stacks[i]!, unregistered: extras[i]! }])) as Record<StoreKind, UiStore>,
+    };
+  });
+  test.after.always(async (t) => {
+    await t.context.browser?.close();
+    await Promise.all(Object.values(t.context.stores ?? {}).flatMap((s) => [s.stack.stop(), s.unregistered.stop()]));
+  });
+}
+
+/** A page of the UI on this store's server; uncaught errors in the page fail the test. */
+export async function openPage(t: ExecutionContext<UiWorld>, store: StoreKind, path: string, opts: { colorScheme?: 'light' | 'dark' } = {}): Promise<Page> {
+  const page = await t.context.browser.page(opts);
+  const fail = (err: Error) => t.fail(`error in the page: ${err.message}`);
+  page.on('pageerror', fail);
+  t.teardown(async () => {
+    page.off('pageerror', fail);
+    await page.close();
+  });
+  await page.goto(`${t.context.stores[store].stack.server.admin}${path}`);
+  return page;
+}
+
+export async function screenshot(t: ExecutionContext<UiWorld>, page: Page, name: string): Promise<void> {
+  // Let live reloads and transitions settle, so the picture shows what a person would see.
+  await page.waitForTimeout(300);
+  t.log(await t.context.browser.screenshot(page, name));
+}
+
+/** `POST /restate/send/…`; the new invocation's id. */
+export async function send(stack: Stack, path: string, json: unknown): Promise<string> {
+  const res = await stack.ingress.post(`restate/send/${path}`, { json });
+  if (res.statusCode !== 202) throw new Error(`send ${path}: ${res.statusCode} ${res.body}`);
+  return (JSON.parse(res.body) as { invocationId: string }).invocationId;
+}
+
+/** Resolves the awakeable a ui.mjs handler published under `tag`, once it has. */
+export async function resolveAwakeable(stack: Stack, tag: string, value: unknown): Promise<void> {
+  let id: string | undefined;
+  await waitFor(async () => {
+    id = (await stack.counts())[`awakeable:${tag}`] as unknown as string | undefined;
+    return id !== undefined;
+  }, 15_000);
+  const res = await stack.ingress.post(`restate/awakeables/${id}/resolve`, { json: value });
+  if (res.statusCode !== 202) throw new Error(`resolve ${tag}: ${res.statusCode} ${res.body}`);
+}
+
+export async function queryRows<T>(stack: Stack, sql: string): Promise<T[]> {
+  const res = await stack.admin.post('query', { headers: { accept: 'application/json' }, json: { query: sql } });
+  return (JSON.parse(res.body) as { rows: T[] }).rows;
+}
