@@ -130,6 +130,7 @@ for (const store of storeKinds) {
     t.regex(await path.nth(1).innerText(), /running\s*—suspend→\s*suspended/);
     t.regex(await path.nth(2).innerText(), /suspended\s*—wake→\s*running/);
     t.regex(await path.nth(3).innerText(), /running\s*—complete→\s*completed/);
+    await page.waitForSelector('#journal >> text=Output', TIMEOUT);
     const journal = await page.locator('#journal').innerText();
     // The awakeable's completion is a signal notification (protocol v4+).
     for (const entry of ['Input', 'Signal', 'Sleep', 'Output', `walked ${tag} with go`]) t.true(journal.includes(entry), entry);
@@ -165,6 +166,8 @@ for (const store of storeKinds) {
     const [status] = await queryRows<{ status: string; completion_failure: string }>(stack, `SELECT status, completion_failure FROM sys_invocation WHERE id = '${killed}'`);
     t.is(status?.status, 'completed');
     t.regex(status?.completion_failure ?? '', /killed/);
+    await page.goto(`${stack.server.admin}/ui/invocations/${killed}`);
+    await page.waitForSelector('#path >> text=kill', TIMEOUT);
     await screenshot(t, page, `ui-${store}-killed`);
   });
 

@@ -6,22 +6,7 @@
  */
 import { toDirectedGraph } from '@xstate/graph';
 import type { AnyStateMachine, AnyStateNode } from 'xstate';
-import { ANY_NODE, INITIAL_NODE, type EdgeKind, type NodeKind } from '../graph/layout-types.ts';
-
-export interface GraphNode {
-  id: string;
-  label: string;
-  kind: NodeKind;
-}
-
-export interface GraphEdge {
-  id: string;
-  kind: EdgeKind;
-  source: string;
-  target: string;
-  event: string;
-  guard?: string;
-}
+import { ANY_NODE, INITIAL_NODE, type EdgeKind, type GraphEdge, type GraphNode } from '../graph/layout-types.ts';
 
 export interface MachineGraph {
   machine: string;

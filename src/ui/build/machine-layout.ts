@@ -4,8 +4,8 @@
  * layout engine, and draws at once.
  */
 import ELK, { type ElkExtendedEdge, type ElkNode, type ElkPoint } from 'elkjs/lib/elk.bundled.js';
-import type { LaidOutEdge, LaidOutNode, MachineLayout } from '../graph/layout-types.ts';
-import type { GraphEdge, GraphNode, MachineGraph } from './machine-graph.ts';
+import type { GraphEdge, GraphNode, LaidOutEdge, LaidOutNode, MachineLayout } from '../graph/layout-types.ts';
+import type { MachineGraph } from './machine-graph.ts';
 
 /** Text metrics of the diagram's font (system-ui, 13px / 12px), estimated: there is no DOM here. */
 const CHAR_WIDTH = { node: 8, label: 7 };
@@ -17,7 +17,7 @@ function nodeSize(n: GraphNode): { width: number; height: number } {
   return { width: Math.max(96, Math.round(n.label.length * CHAR_WIDTH.node) + 36), height: 40 };
 }
 
-export function edgeLabelText(e: GraphEdge): string {
+function edgeLabelText(e: GraphEdge): string {
   const guard = e.guard ? `[${e.guard}]` : '';
   if (e.kind === 'always') return guard ? `always ${guard}` : 'always';
   if (e.kind === 'initial') return '';
@@ -64,6 +64,9 @@ export async function layoutMachine(graph: MachineGraph): Promise<MachineLayout>
       'elk.layered.spacing.nodeNodeBetweenLayers': '56',
       'elk.spacing.nodeNode': '48',
       'elk.spacing.edgeLabel': '4',
+      'elk.spacing.edgeEdge': '14',
+      'elk.layered.selfLoopDistribution': 'EQUALLY',
+      'elk.layered.spacing.edgeEdgeBetweenLayers': '14',
       'elk.spacing.edgeNode': '16',
       'elk.layered.spacing.edgeNodeBetweenLayers': '16',
       'elk.edgeLabels.placement': 'CENTER',

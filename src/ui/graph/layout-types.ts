@@ -13,17 +13,14 @@ export type NodeKind = 'state' | 'final' | 'initial' | 'any';
  */
 export type EdgeKind = 'event' | 'always' | 'initial' | 'any';
 
-export interface LaidOutNode {
+/** A state of the machine, or a drawn helper. */
+export interface GraphNode {
   id: string;
   label: string;
   kind: NodeKind;
-  x: number;
-  y: number;
-  width: number;
-  height: number;
 }
 
-export interface LaidOutEdge {
+export interface GraphEdge {
   id: string;
   kind: EdgeKind;
   source: string;
@@ -31,6 +28,16 @@ export interface LaidOutEdge {
   /** The event type; empty for `always` and `initial`. */
   event: string;
   guard?: string;
+}
+
+export interface LaidOutNode extends GraphNode {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+export interface LaidOutEdge extends GraphEdge {
   /** SVG path data. */
   path: string;
   label?: { text: string; x: number; y: number; width: number; height: number };

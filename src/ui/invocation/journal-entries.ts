@@ -39,19 +39,26 @@ export interface JournalItem {
 
 const isBytes = (v: unknown): v is number[] => Array.isArray(v) && v.every((b) => typeof b === 'number');
 
-/** The byte payloads and failures inside an entry's JSON, with where they were found. */
-function valuesOf(node: unknown, path: string[] = []): JournalValue[] {
+/** What a person calls the value at `key` of an entry of `kind`. */
+function labelOf(kind: string, key: string): string {
+  if (key === 'payload') return 'input';
+  if (key === 'Success') return kind === 'Output' ? 'output' : 'result';
+  return key;
+}
+
+/** The byte payloads and failures inside an entry's JSON. */
+function valuesOf(kind: string, node: unknown): JournalValue[] {
   if (node === null || typeof node !== 'object') return [];
   const out: JournalValue[] = [];
   for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
     if (k === 'headers') continue;
     if (isBytes(v) && v.length > 0) {
-      out.push({ label: [...path, k].filter((p) => p !== 'result').join('.') || 'value', ...decodeBytes(v) });
+      out.push({ label: labelOf(kind, k), ...decodeBytes(v) });
     } else if (k === 'Failure' && v && typeof v === 'object') {
       const f = v as { code?: number; message?: string };
       out.push({ label: 'failure', kind: 'failure', text: `[${f.code ?? '?'}] ${f.message ?? ''}` });
     } else {
-      out.push(...valuesOf(v, [...path, k]));
+      out.push(...valuesOf(kind, v));
     }
   }
   return out;
@@ -79,7 +86,7 @@ function itemOf(r: JournalRow): JournalItem {
     ...(sleepUntil !== undefined ? { sleepUntil } : {}),
     ...(r.promise_name ? { promiseName: r.promise_name } : {}),
     ...(typeof completionId === 'number' ? { completionId } : {}),
-    values: valuesOf(json),
+    values: valuesOf(kind, json),
   };
 }
 
