@@ -6,7 +6,8 @@
 import anyTest, { type TestFn } from 'ava';
 import type { Page } from 'playwright-core';
 import { storeKinds } from '../support/stack.js';
-import { openPage, queryRows, resolveAwakeable, screenshot, send, uiWorld, type UiWorld } from '../support/ui-world.js';
+import { resolveAwakeable, sendTo as send } from '../support/context.js';
+import { openPage, screenshot, uiWorld, type UiWorld } from '../support/ui-world.js';
 import { waitFor } from '../support/wait.js';
 
 const test = anyTest as TestFn<UiWorld>;
@@ -34,7 +35,7 @@ for (const store of storeKinds) {
     const done = await send(stack, 'Walker/hello', 'Ada');
     await stack.ingress.post('restate/call/Tally/pages/add', { json: 2 });
     await send(stack, 'Approval/wf-pages/run', 'holiday');
-    await waitFor(async () => (await queryRows<{ status: string }>(stack, `SELECT status FROM sys_invocation WHERE id = '${done}'`))[0]?.status === 'completed', 15_000);
+    await waitFor(async () => (await stack.query<{ status: string }>(`SELECT status FROM sys_invocation WHERE id = '${done}'`))[0]?.status === 'completed', 15_000);
 
     const page = await openPage(t, store, '/');
     await page.waitForSelector('a.stat[data-status="succeeded"] .n:not(:text("…"))', TIMEOUT);
@@ -66,6 +67,15 @@ for (const store of storeKinds) {
     await page.click('button >> text=Run');
     await page.waitForSelector('td >> text=Walker/hello', TIMEOUT);
     await screenshot(t, page, `ui-${store}-sql`);
+
+    // A failed attempt: the last failure with its stack trace, and the retries on the path.
+    const stumbled = await send(stack, 'Walker/stumble', `${store}-pages`);
+    await page.goto(`${stack.server.admin}/ui/invocations/${stumbled}`);
+    await page.waitForSelector('#path >> text=complete', TIMEOUT);
+    await page.waitForSelector('#failure >> text=Stack trace', TIMEOUT);
+    t.regex(await page.locator('#failure').innerText(), /stumbled on attempt 2/);
+    t.regex(await page.locator('#path').innerText(), /attemptFailed[\s\S]*backingOff[\s\S]*timerDue/);
+    await screenshot(t, page, `ui-${store}-invocation-retried`);
 
     // A deep link opens its page directly, here in the dark theme.
     const dark = await openPage(t, store, `/ui/invocations/${done}`, { colorScheme: 'dark' });
@@ -163,7 +173,7 @@ for (const store of storeKinds) {
     await page.click('.card button >> text=Kill');
     await page.click('dialog[open] button.primary');
     await row.waitFor({ state: 'detached', ...TIMEOUT });
-    const [status] = await queryRows<{ status: string; completion_failure: string }>(stack, `SELECT status, completion_failure FROM sys_invocation WHERE id = '${killed}'`);
+    const [status] = await stack.query<{ status: string; completion_failure: string }>(`SELECT status, completion_failure FROM sys_invocation WHERE id = '${killed}'`);
     t.is(status?.status, 'completed');
     t.regex(status?.completion_failure ?? '', /killed/);
     await page.goto(`${stack.server.admin}/ui/invocations/${killed}`);

@@ -19,6 +19,8 @@ export interface Stack {
   serviceUrl: string;
   /** Execution counters kept by the SDK service (durable.mjs). */
   counts(): Promise<Record<string, number>>;
+  /** Rows of a SQL query over `/query` (JSON; NULL columns left out). */
+  query<T>(sql: string): Promise<T[]>;
   stop(): Promise<void>;
 }
 
@@ -50,6 +52,11 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
     async counts() {
       const res = await fetch(`http://127.0.0.1:${service.countsPort}/counts`);
       return (await res.json()) as Record<string, number>;
+    },
+    async query<T>(sql: string) {
+      const res = await admin.post('query', { headers: { accept: 'application/json' }, json: { query: sql } });
+      if (res.statusCode !== 200) throw new Error(`query: ${res.statusCode} ${res.body}`);
+      return (JSON.parse(res.body) as { rows: T[] }).rows;
     },
     async stop() {
       await server.stop();

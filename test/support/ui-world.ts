@@ -8,7 +8,6 @@ import type { Page } from 'playwright-core';
 import { startBrowser, type TestBrowser } from './browser.js';
 import { startService, type StartedService } from './sdk-service.js';
 import { startStack, storeKinds, type Stack, type StoreKind } from './stack.js';
-import { waitFor } from './wait.js';
 
 export interface UiStore {
   stack: Stack;
@@ -56,27 +55,4 @@ export async function screenshot(t: ExecutionContext<UiWorld>, page: Page, name:
   // Let live reloads and transitions settle, so the picture shows what a person would see.
   await page.waitForTimeout(300);
   t.log(await t.context.browser.screenshot(page, name));
-}
-
-/** `POST /restate/send/…`; the new invocation's id. */
-export async function send(stack: Stack, path: string, json: unknown): Promise<string> {
-  const res = await stack.ingress.post(`restate/send/${path}`, { json });
-  if (res.statusCode !== 202) throw new Error(`send ${path}: ${res.statusCode} ${res.body}`);
-  return (JSON.parse(res.body) as { invocationId: string }).invocationId;
-}
-
-/** Resolves the awakeable a ui.mjs handler published under `tag`, once it has. */
-export async function resolveAwakeable(stack: Stack, tag: string, value: unknown): Promise<void> {
-  let id: string | undefined;
-  await waitFor(async () => {
-    id = (await stack.counts())[`awakeable:${tag}`] as unknown as string | undefined;
-    return id !== undefined;
-  }, 15_000);
-  const res = await stack.ingress.post(`restate/awakeables/${id}/resolve`, { json: value });
-  if (res.statusCode !== 202) throw new Error(`resolve ${tag}: ${res.statusCode} ${res.body}`);
-}
-
-export async function queryRows<T>(stack: Stack, sql: string): Promise<T[]> {
-  const res = await stack.admin.post('query', { headers: { accept: 'application/json' }, json: { query: sql } });
-  return (JSON.parse(res.body) as { rows: T[] }).rows;
 }

@@ -23,10 +23,6 @@ export interface InvocationRow extends Row {
   scheduled_start_at?: string;
   next_retry_at?: string;
   journal_size?: number;
-  last_failure?: string;
-  last_failure_error_code?: string;
-  last_failure_related_command_name?: string;
-  last_failure_related_command_type?: string;
 }
 
 export interface InvocationFilter {

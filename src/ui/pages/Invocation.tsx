@@ -17,19 +17,28 @@ import { useHistory } from '../invocation/use-history';
 
 const objectHref = (service: string, key: string) => `/ui/objects/${encodeURIComponent(service)}/${encodeURIComponent(key)}`;
 
-async function stackTrace(id: string): Promise<string | undefined> {
-  const rows = await query<{ event_json: string }>(`SELECT event_json FROM sys_journal_events WHERE id = ${sqlString(id)} AND event_type = 'TransientError'`);
-  const json = rows[0] ? (JSON.parse(rows[0].event_json) as { error_stacktrace?: string }) : undefined;
-  return json?.error_stacktrace;
+/** The last failed attempt (sys_journal_events), kept also once the invocation completed. */
+interface AttemptFailure {
+  error_code?: number;
+  error_message?: string;
+  error_stacktrace?: string;
+  related_command_name?: string;
+  restate_doc_error_code?: string;
 }
 
-function Details({ inv }: { inv: InvocationRow }) {
+async function lastAttemptFailure(id: string): Promise<AttemptFailure | undefined> {
+  const rows = await query<{ event_json: string }>(`SELECT event_json FROM sys_journal_events WHERE id = ${sqlString(id)} AND event_type = 'TransientError'`);
+  return rows[0] ? (JSON.parse(rows[0].event_json) as AttemptFailure) : undefined;
+}
+
+/** `retries`: sys_invocation has none for completed invocations; the history still knows. */
+function Details({ inv, retries }: { inv: InvocationRow; retries: number | undefined }) {
   const rows: Array<[string, preact.ComponentChildren]> = [
     ['Target', inv.target],
     ['Service type', inv.target_service_ty],
     ['Created', `${formatTime(inv.created_at)} (${ago(inv.created_at)})`],
     ['Modified', formatTime(inv.modified_at)],
-    ['Retries', inv.retry_count ?? 0],
+    ['Retries', inv.retry_count ?? retries ?? '—'],
     ['Journal entries', inv.journal_size ?? 0],
     ['Idempotency key', inv.idempotency_key ?? '—'],
     ['Deployment', inv.pinned_deployment_id ? <a href="/ui/deployments">{inv.pinned_deployment_id}</a> : '—'],
@@ -92,21 +101,56 @@ function CallTree({ inv, callees }: { inv: InvocationRow; callees: Array<{ id: s
   );
 }
 
-function Failure({ inv, trace }: { inv: InvocationRow; trace: string | undefined }) {
-  const failure = inv.completion_failure ?? inv.last_failure;
-  if (!failure) return null;
+function Failure({ inv, attempt }: { inv: InvocationRow; attempt: AttemptFailure | undefined }) {
+  if (!inv.completion_failure && !attempt) return null;
   return (
     <div class="card" id="failure">
-      <h2>{inv.completion_failure ? 'Failure' : `Last failure (retry ${inv.retry_count ?? 0})`}</h2>
-      <p class="error">{failure}</p>
-      {inv.last_failure_error_code && <p class="small muted">error code {inv.last_failure_error_code}</p>}
-      {inv.last_failure_related_command_name !== undefined && <p class="small muted">at command “{inv.last_failure_related_command_name}” ({inv.last_failure_related_command_type})</p>}
-      {trace && (
-        <details open>
-          <summary>Stack trace</summary>
-          <pre class="stacktrace">{trace}</pre>
-        </details>
+      <h2>{inv.completion_failure ? 'Failure' : 'Last failed attempt'}</h2>
+      {inv.completion_failure && <p class="error">{inv.completion_failure}</p>}
+      {attempt && (
+        <>
+          {inv.completion_failure && <h3>Last failed attempt</h3>}
+          <p class="error">
+            [{attempt.error_code ?? '?'}] {attempt.error_message}
+          </p>
+          <p class="small muted">
+            {attempt.restate_doc_error_code}
+            {attempt.related_command_name !== undefined && ` · at command “${attempt.related_command_name}”`}
+            {inv.retry_count !== undefined && ` · ${inv.retry_count} retries so far`}
+          </p>
+          {attempt.error_stacktrace && (
+            <details open>
+              <summary>Stack trace</summary>
+              <pre class="stacktrace">{attempt.error_stacktrace}</pre>
+            </details>
+          )}
+        </>
       )}
+    </div>
+  );
+}
+
+/** The state of the invocation's object / workflow key as it is now (not as the attempt saw it). */
+function KeyState({ inv }: { inv: InvocationRow }) {
+  const service = inv.target_service_name;
+  const key = inv.target_service_key!;
+  const state = useLoad(
+    () => query<{ key: string; value_utf8?: string }>(`SELECT key, value_utf8 FROM state WHERE service_name = ${sqlString(service)} AND service_key = ${sqlString(key)} ORDER BY key`),
+    [service, key],
+    { staleOn: (c) => c.state.some((s) => s.service === service && s.key === key) },
+  );
+  return (
+    <div class="card">
+      <h2>
+        State of <a href={objectHref(service, key)}>{service}/{key}</a> <span class="muted small">now</span>
+      </h2>
+      {state.data?.length === 0 && <div class="muted">empty</div>}
+      <dl class="kv">
+        {(state.data ?? []).map((s) => [
+          <dt key={`${s.key}t`} class="mono">{s.key}</dt>,
+          <dd key={`${s.key}d`} class="mono">{s.value_utf8 ?? '(binary)'}</dd>,
+        ])}
+      </dl>
     </div>
   );
 }
@@ -115,7 +159,7 @@ export function Invocation({ id }: { id: string }) {
   const mine = (c: LiveChange) => c.invocations.some((i) => i.id === id) || c.deleted.includes(id);
   const inv = useLoad(() => getInvocation(id), [id], { staleOn: mine });
   const journal = useLoad(() => loadJournal(id), [id], { staleOn: mine });
-  const trace = useLoad(() => stackTrace(id), [id], { staleOn: mine });
+  const failure = useLoad(() => lastAttemptFailure(id), [id], { staleOn: mine });
   const { history, error } = useHistory(id);
   const row = inv.data;
 
@@ -146,12 +190,13 @@ export function Invocation({ id }: { id: string }) {
           {journal.data && <Journal items={journal.data} />}
         </div>
         <div class="stack">
-          {row && <Failure inv={row} trace={trace.data} />}
+          {row && <Failure inv={row} attempt={failure.data} />}
           {row && <CallTree inv={row} callees={callees} />}
+          {row?.target_service_key !== undefined && row.target_service_ty !== 'service' && <KeyState inv={row} />}
           {row && (
             <div class="card">
               <h2>Details</h2>
-              <Details inv={row} />
+              <Details inv={row} retries={history?.at(-1)?.attempt} />
             </div>
           )}
         </div>

@@ -1,18 +1,17 @@
 // SDK services for the web UI's browser tests. Handlers that wait publish their awakeable's
-// id as the counter `awakeable:<tag>`, so a test resolves it when it wants the invocation to
-// move on: it stays running for the inactivity timeout (2 s), then suspends until then.
+// id as the counter `<tag>:awakeable=<id>` (as context.mjs publishes values), so a test
+// resolves it when it wants the invocation to move on: it stays running for the inactivity
+// timeout (2 s), then suspends until then.
 //
 // Served by serve.mjs (READY/COUNTS ports on stdout).
 import * as restate from '@restatedev/restate-sdk';
 import { counters, serve } from './serve.mjs';
 
-const { counts } = counters();
+const { counts, bump } = counters();
 
 async function awaitTest(ctx, tag) {
   const awakeable = ctx.awakeable();
-  await ctx.run('publish', () => {
-    counts[`awakeable:${tag}`] = awakeable.id;
-  });
+  await ctx.run('publish', () => bump(`${tag}:awakeable=${awakeable.id}`));
   return awakeable.promise;
 }
 
@@ -27,6 +26,12 @@ const walker = restate.service({
       return `walked ${tag} with ${got}`;
     },
     wait: async (ctx, tag) => `waited ${tag}: ${await awaitTest(ctx, tag)}`,
+    // Fails with a retryable error twice, then succeeds: a last failure with a stack trace.
+    stumble: restate.handlers.handler({ retryPolicy: { initialInterval: 100, maxInterval: 200 } }, async (_ctx, tag) => {
+      const attempt = bump(`stumble:${tag}`);
+      if (attempt <= 2) throw new Error(`stumbled on attempt ${attempt}`);
+      return `up after ${attempt} attempts`;
+    }),
   },
   options: { inactivityTimeout: 2000 },
 });
@@ -40,6 +45,8 @@ const tally = restate.object({
       return count;
     },
     get: restate.handlers.object.shared(async (ctx) => (await ctx.get('count')) ?? 0),
+    // Holds the key's lock until the test resolves its awakeable.
+    hold: async (ctx, tag) => awaitTest(ctx, tag),
   },
 });
 
