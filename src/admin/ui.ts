@@ -24,7 +24,8 @@ export function uiRoutes(dir = join(projectRoot(), 'dist', 'ui')): (router: Rout
       }
       const file = ctx.path.slice('/ui/'.length);
       if (file.startsWith('assets/') && existsSync(join(dir, file))) {
-        await send(ctx, file, { root: dir, maxage: ASSET_MAX_AGE_MS, immutable: true });
+        // Served as the `.gz` the build made when the browser accepts gzip.
+        await send(ctx, file, { root: dir, maxage: ASSET_MAX_AGE_MS, immutable: true, gzip: true });
         return;
       }
       // The page itself must not be cached: it names the current assets.

@@ -5,13 +5,14 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import { machineLayouts } from './build/layouts-plugin.ts';
+import { precompress } from './build/precompress-plugin.ts';
 
 const admin = process.env.REDSTATE_ADMIN_URL ?? 'http://127.0.0.1:9070';
 
 export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   base: '/ui/',
-  plugins: [machineLayouts()],
+  plugins: [machineLayouts(), precompress()],
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   build: {
     outDir: fileURLToPath(new URL('../../dist/ui', import.meta.url)),

@@ -41,7 +41,7 @@ export function ConfirmButton({ label, title, message, confirmLabel = 'Confirm',
         <div>{message}</div>
         {error && <p class="error">{error}</p>}
         <div class="actions">
-          <button onClick={() => dialog.current?.close()}>Cancel</button>
+          <button onClick={() => dialog.current?.close()}>Back</button>
           <button class="primary" disabled={busy} onClick={confirm}>
             {busy ? 'Working…' : confirmLabel}
           </button>

@@ -105,8 +105,8 @@ export function Playground({ service, handler }: { service: ServiceDetails; hand
         <label class="field">
           Mode
           <select name="mode" value={mode} onChange={(e) => setMode(e.currentTarget.value as 'call' | 'send')}>
-            <option value="call">call (wait for the result)</option>
-            <option value="send">send (one way)</option>
+            <option value="call">call (waits)</option>
+            <option value="send">send (one-way)</option>
           </select>
         </label>
         {mode === 'send' && (
