@@ -84,6 +84,8 @@ export interface InvocationInput {
   completionRetention?: number;
   /** Holds its key's lock (granted in the creating commit, or later by `lockGranted`). */
   lockHeld?: boolean;
+  /** W3C trace context of what created it (the ingress request's span): the parent of its attempts' spans. */
+  traceparent?: string;
   now: number;
 }
 
@@ -100,6 +102,33 @@ export interface InvocationContext extends Omit<InvocationInput, 'executeAt' | '
   awaiting?: Awaiting;
   completion?: Completion;
   deploymentId?: string;
+}
+
+/** When a timer armed by the machine is due, the store delivers `timerDue` (or purges, for `expire`). */
+export interface ArmTimer {
+  kind: 'start' | 'retry' | 'expire';
+  dueAt: number;
+}
+
+/**
+ * The effects a transition asks for, as data: the runtime commits the transition, then performs
+ * them (design.md, "The invariant"). They are the machine's declared actions below.
+ */
+export type InvocationEffect =
+  | { type: 'startAttempt' }
+  | { type: 'armTimer'; params: ArmTimer }
+  /** Ask the key's lock for this invocation (it waits in `pending` until granted). */
+  | { type: 'requestLock' }
+  /** Pass the key's lock on; in the same commit as the completion. */
+  | { type: 'releaseLock' }
+  /** Answer whoever waits for the result (callers, attach). */
+  | { type: 'respond' };
+
+const EFFECT_TYPES: ReadonlySet<string> = new Set<InvocationEffect['type']>(['startAttempt', 'armTimer', 'requestLock', 'releaseLock', 'respond']);
+
+/** The effects among the actions a step collected (`invocationSteps`), in order; built-in actions such as `assign` are left out. */
+export function invocationEffects(actions: ReadonlyArray<{ type: string; params?: unknown }>): InvocationEffect[] {
+  return actions.filter((a) => EFFECT_TYPES.has(a.type)).map((a) => (a.type === 'armTimer' ? { type: a.type, params: a.params as ArmTimer } : { type: a.type }) as InvocationEffect);
 }
 
 export type InvocationEvent =
@@ -122,6 +151,11 @@ export function retryDelay(policy: RetryPolicy, retryCount: number): number | un
   return Math.min(exp, policy.maxInterval);
 }
 
+/** When a completed invocation is purged, and its idempotency key or workflow id is free again. */
+export function retentionEnd(context: Pick<InvocationContext, 'completedAt' | 'modifiedAt' | 'completionRetention'>): number {
+  return (context.completedAt ?? context.modifiedAt) + (context.completionRetention ?? 0);
+}
+
 const failureOutcome = (context: InvocationContext, failure: AttemptFailure): 'retry' | 'pause' | 'kill' => {
   if (failure.behavior === 'pause') return 'pause';
   if (failure.behavior === 'fail') return 'kill';
@@ -137,11 +171,10 @@ export const invocationMachine = setup({
   },
   actions: {
     // Effects: declared here so the graph shows them; the runtime performs them after commit.
+    // The shapes are InvocationEffect's.
     startAttempt: () => {},
-    armTimer: (_, _params: { kind: 'start' | 'retry' | 'expire'; dueAt: number }) => {},
-    /** Ask the key's lock for this invocation (it waits in `pending` until granted). */
+    armTimer: (_, _params: ArmTimer) => {},
     requestLock: () => {},
-    /** Pass the key's lock on; in the same commit as the completion. */
     releaseLock: () => {},
     respond: () => {},
   },
@@ -290,7 +323,7 @@ export const invocationMachine = setup({
         'respond',
         {
           type: 'armTimer',
-          params: ({ context }) => ({ kind: 'expire' as const, dueAt: context.completedAt! + (context.completionRetention ?? 0) }),
+          params: ({ context }) => ({ kind: 'expire' as const, dueAt: retentionEnd(context) }),
         },
       ],
     },

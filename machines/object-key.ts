@@ -22,6 +22,14 @@ export type ObjectKeyEvent =
   | { type: 'acquire'; invocationId: string }
   | { type: 'release'; invocationId: string };
 
+/** The one effect: the lock went to this invocation (or state mutation), which may run now. */
+export type ObjectKeyEffect = { type: 'grant'; params: { invocationId: string } };
+
+/** The effects among the actions a step collected, in order. */
+export function objectKeyEffects(actions: ReadonlyArray<{ type: string; params?: unknown }>): ObjectKeyEffect[] {
+  return actions.filter((a) => a.type === 'grant').map((a) => ({ type: 'grant', params: a.params as ObjectKeyEffect['params'] }));
+}
+
 export const objectKeyMachine = setup({
   types: {
     context: {} as ObjectKeyContext,
@@ -29,7 +37,7 @@ export const objectKeyMachine = setup({
     input: {} as { service: string; key: string },
   },
   actions: {
-    grant: (_, _params: { invocationId: string }) => {},
+    grant: (_, _params: ObjectKeyEffect['params']) => {},
   },
   guards: {
     holderReleases: ({ context, event }) => event.type === 'release' && event.invocationId === context.holder,

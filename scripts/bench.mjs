@@ -65,7 +65,7 @@ async function runReference(n = 0) {
 
 async function runOurs(n = 0) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'redstate-bench-data-'));
-  const env = { ...process.env, REDSTATE_INGRESS_PORT: '38180', REDSTATE_ADMIN_PORT: '39170', REDSTATE_HOST: '127.0.0.1', REDSTATE_DATA_DIR: dataDir };
+  const env = { ...process.env, REDSTATE_INGRESS_PORT: '38180', REDSTATE_ADMIN_PORT: '39170', REDSTATE_NODE_PORT: '35122', REDSTATE_HOST: '127.0.0.1', REDSTATE_DATA_DIR: dataDir };
   let redis;
   if (store === 'redis') {
     redis = spawn('redis-server', ['--port', '36379', '--bind', '127.0.0.1', '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--dir', dataDir], { stdio: 'ignore' });

@@ -1,12 +1,21 @@
 /**
  * The server's configuration: one typed object from defaults, environment and flags
  * (flags win over the environment). Bad values fail at start with one line.
+ *
+ * `settings` is the one table of what can be set: `--help` and README's settings table are
+ * generated from it (test/unit/config.test.ts keeps README in step).
  */
+
+export type LogFormat = 'json' | 'pretty';
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface Config {
   ingressPort: number;
   adminPort: number;
-  /** Bind address of both listeners. */
+  /** Serves `/metrics` where Restate's node port does, so existing scrape configs work. */
+  nodePort: number;
+  /** Bind address of every listener. */
   host: string;
   /** Unset: the embedded store in `dataDir`. */
   redisUrl: string | undefined;
@@ -19,6 +28,13 @@ export interface Config {
   partitions: number;
   /** Ingress request body limit in bytes (Restate: `ingress.request-size-limit`, 32 MiB). */
   requestSizeLimit: number;
+  /** On SIGTERM, how long (ms) requests in flight may still be answered before connections are closed. */
+  shutdownGrace: number;
+  /** Unset: pretty when stdout is a terminal, JSON lines otherwise. */
+  logFormat: LogFormat | undefined;
+  logLevel: LogLevel;
+  /** OTLP/HTTP collector; unset: no tracing, and the OpenTelemetry packages are never loaded. */
+  tracingEndpoint: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -31,6 +47,7 @@ export class ConfigError extends Error {
 const defaults: Config = {
   ingressPort: 8080,
   adminPort: 9070,
+  nodePort: 5122,
   host: '0.0.0.0',
   redisUrl: undefined,
   dataDir: './.redstate',
@@ -38,13 +55,25 @@ const defaults: Config = {
   enableProtocolV7: false,
   partitions: 24,
   requestSizeLimit: 32 * 1024 * 1024,
+  shutdownGrace: 10_000,
+  logFormat: undefined,
+  logLevel: 'info',
+  tracingEndpoint: undefined,
 };
+
+type Parse = (raw: string, name: string) => Config[keyof Config];
 
 interface Setting {
   key: keyof Config;
+  flag: string;
   env: string;
-  flag?: string;
-  parse: (raw: string, name: string) => Config[keyof Config];
+  /** What the value looks like, for `--help`: N, URL, DIR… */
+  arg: string;
+  /** One line for `--help` and README. */
+  help: string;
+  /** The default as people read it; without it, the value in `defaults`. */
+  shownDefault?: string;
+  parse: Parse;
 }
 
 function port(raw: string, name: string): number {
@@ -68,18 +97,28 @@ function bool(raw: string, name: string): boolean {
   throw new ConfigError(`${name}: '${raw}' is not a boolean (true/false)`);
 }
 
-function redisUrl(raw: string, name: string): string | undefined {
-  if (raw === '') return undefined;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`${name}: '${raw}' is not a URL (expected redis://host:port)`);
-  }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
-    throw new ConfigError(`${name}: '${raw}' must start with redis:// or rediss://`);
-  }
-  return raw;
+function url(protocols: string[], example: string) {
+  return (raw: string, name: string): string | undefined => {
+    if (raw === '') return undefined;
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      throw new ConfigError(`${name}: '${raw}' is not a URL (expected ${example})`);
+    }
+    if (!protocols.includes(parsed.protocol)) {
+      throw new ConfigError(`${name}: '${raw}' must start with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+    }
+    return raw;
+  };
+}
+
+function oneOf<T extends string>(values: readonly T[]) {
+  return (raw: string, name: string): T => {
+    const v = raw.trim().toLowerCase();
+    if (!(values as readonly string[]).includes(v)) throw new ConfigError(`${name}: '${raw}' is not one of ${values.join(', ')}`);
+    return v as T;
+  };
 }
 
 function text(raw: string, name: string): string {
@@ -87,16 +126,21 @@ function text(raw: string, name: string): string {
   return raw;
 }
 
-const settings: Setting[] = [
-  { key: 'ingressPort', env: 'REDSTATE_INGRESS_PORT', flag: '--ingress-port', parse: port },
-  { key: 'adminPort', env: 'REDSTATE_ADMIN_PORT', flag: '--admin-port', parse: port },
-  { key: 'host', env: 'REDSTATE_HOST', flag: '--host', parse: text },
-  { key: 'redisUrl', env: 'REDSTATE_REDIS_URL', flag: '--redis-url', parse: redisUrl },
-  { key: 'dataDir', env: 'REDSTATE_DATA_DIR', flag: '--data-dir', parse: text },
-  { key: 'enableVqueues', env: 'REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES', parse: bool },
-  { key: 'enableProtocolV7', env: 'REDSTATE_EXPERIMENTAL_ENABLE_PROTOCOL_V7', parse: bool },
-  { key: 'partitions', env: 'REDSTATE_PARTITIONS', parse: positiveInt },
-  { key: 'requestSizeLimit', env: 'REDSTATE_REQUEST_SIZE_LIMIT', flag: '--request-size-limit', parse: positiveInt },
+export const settings: readonly Setting[] = [
+  { key: 'ingressPort', flag: '--ingress-port', env: 'REDSTATE_INGRESS_PORT', arg: 'N', help: 'ingress port: /restate/call, send, attach, output, awakeables', parse: port },
+  { key: 'adminPort', flag: '--admin-port', env: 'REDSTATE_ADMIN_PORT', arg: 'N', help: 'admin port: /deployments, /services, /invocations, /query, /health, /metrics', parse: port },
+  { key: 'nodePort', flag: '--node-port', env: 'REDSTATE_NODE_PORT', arg: 'N', help: "Prometheus /metrics, on Restate's node port", parse: port },
+  { key: 'host', flag: '--host', env: 'REDSTATE_HOST', arg: 'ADDR', help: 'bind address of the three ports', parse: text },
+  { key: 'redisUrl', flag: '--redis-url', env: 'REDSTATE_REDIS_URL', arg: 'URL', help: 'Redis store, e.g. redis://127.0.0.1:6379', shownDefault: 'unset: embedded store', parse: url(['redis:', 'rediss:'], 'redis://host:port') },
+  { key: 'dataDir', flag: '--data-dir', env: 'REDSTATE_DATA_DIR', arg: 'DIR', help: 'directory of the embedded store (when no Redis URL is set)', parse: text },
+  { key: 'partitions', flag: '--partitions', env: 'REDSTATE_PARTITIONS', arg: 'N', help: 'number of partitions; fixed when the store is created', parse: positiveInt },
+  { key: 'requestSizeLimit', flag: '--request-size-limit', env: 'REDSTATE_REQUEST_SIZE_LIMIT', arg: 'BYTES', help: 'largest ingress request body', shownDefault: '33554432 (32 MiB)', parse: positiveInt },
+  { key: 'shutdownGrace', flag: '--shutdown-grace', env: 'REDSTATE_SHUTDOWN_GRACE', arg: 'MS', help: 'on SIGTERM, how long requests in flight may still be answered before connections close', parse: positiveInt },
+  { key: 'logFormat', flag: '--log-format', env: 'REDSTATE_LOG_FORMAT', arg: 'json|pretty', help: 'log line format', shownDefault: 'pretty on a terminal, else json', parse: oneOf(['json', 'pretty'] as const) },
+  { key: 'logLevel', flag: '--log-level', env: 'REDSTATE_LOG_LEVEL', arg: 'LEVEL', help: `lowest level logged: ${LOG_LEVELS.join(', ')}`, parse: oneOf(LOG_LEVELS) },
+  { key: 'tracingEndpoint', flag: '--tracing-endpoint', env: 'REDSTATE_TRACING_ENDPOINT', arg: 'URL', help: 'OTLP/HTTP collector for traces, e.g. http://localhost:4318', shownDefault: 'unset: no tracing', parse: url(['http:', 'https:'], 'http://host:4318') },
+  { key: 'enableVqueues', flag: '--experimental-enable-vqueues', env: 'REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES', arg: 'BOOL', help: "as Restate's experimental-enable-vqueues", parse: bool },
+  { key: 'enableProtocolV7', flag: '--experimental-enable-protocol-v7', env: 'REDSTATE_EXPERIMENTAL_ENABLE_PROTOCOL_V7', arg: 'BOOL', help: 'talk service protocol v7 to deployments that support it (else v6, like Restate 1.7)', parse: bool },
 ];
 
 /** Builds the config from `env` and `argv` (flags as `--name value` or `--name=value`). */
@@ -114,7 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: string[]): Config {
     if (arg === '--help' || arg === '-h') continue;
     const [name, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
     const s = settings.find((x) => x.flag === name);
-    if (!s) throw new ConfigError(`unknown flag '${name}' (known: ${settings.filter((x) => x.flag).map((x) => x.flag).join(', ')})`);
+    if (!s) throw new ConfigError(`unknown flag '${name}' (see --help)`);
     const raw = inline ?? argv[++i];
     if (raw === undefined) throw new ConfigError(`${name}: missing value`);
     assign(s.key, s.parse(raw, name));
@@ -122,14 +166,30 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: string[]): Config {
   return config;
 }
 
-export const usage = `redstate: a Restate-compatible durable-execution server
+function shownDefault(s: Setting): string {
+  return s.shownDefault ?? String(defaults[s.key]);
+}
 
-flags (environment variable in brackets):
-  --ingress-port N        ingress port (REDSTATE_INGRESS_PORT, 8080)
-  --admin-port N          admin port (REDSTATE_ADMIN_PORT, 9070)
-  --host ADDR             bind address (REDSTATE_HOST, 0.0.0.0)
-  --redis-url URL         Redis store, e.g. redis://127.0.0.1:6379 (REDSTATE_REDIS_URL; unset = embedded store)
-  --data-dir DIR          embedded store directory (REDSTATE_DATA_DIR, ./.redstate)
-  --request-size-limit N  ingress body limit in bytes (REDSTATE_REQUEST_SIZE_LIMIT, 32 MiB)
-  REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES, REDSTATE_EXPERIMENTAL_ENABLE_PROTOCOL_V7 (true/false)
-`;
+/** `--help`: every setting with its flag, environment variable and default. */
+export function usage(): string {
+  return [
+    "redstate: a durable-execution server speaking Restate 1.7's ingress, admin and service protocol",
+    '',
+    'usage: npm start -- [flags]   (or: node dist/src/main.js [flags])',
+    '',
+    'Each setting is a flag or an environment variable; a flag wins over the environment.',
+    '',
+    ...settings.map((s) => `  ${s.flag} ${s.arg}   [${s.env}, default: ${shownDefault(s)}]\n      ${s.help}`),
+    '',
+  ].join('\n');
+}
+
+/** README's settings table (between its `settings` markers). */
+export function settingsMarkdown(): string {
+  const cell = (s: string) => s.replace(/\|/g, '\\|');
+  return [
+    '| flag | environment | default | what |',
+    '|---|---|---|---|',
+    ...settings.map((s) => `| \`${s.flag}\` | \`${s.env}\` | ${cell(shownDefault(s))} | ${cell(s.help)} |`),
+  ].join('\n');
+}

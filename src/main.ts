@@ -1,16 +1,16 @@
 /**
- * CLI entry: parse flags and environment, open the store, rehydrate, serve ingress and admin,
- * stop cleanly on SIGTERM/SIGINT.
+ * CLI entry: parse flags and environment, build the logger, open the store, rehydrate, serve
+ * ingress, admin and node ports, stop cleanly on SIGTERM/SIGINT. `--help` and a bad setting
+ * answer before anything heavy is loaded (the server's modules are imported afterwards).
  */
-import { ConfigError, loadConfig, usage } from './config.js';
-import { startServer } from './server.js';
+import { ConfigError, loadConfig, usage, type Config } from './config.js';
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
-    process.stdout.write(usage);
+    process.stdout.write(usage());
     return;
   }
-  let config;
+  let config: Config;
   try {
     config = loadConfig(process.env, process.argv.slice(2));
   } catch (err) {
@@ -20,16 +20,34 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const server = await startServer(config);
-  const stop = (signal: string) => {
-    server.log.info(`${signal} received, stopping`);
-    server.stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  const { createLogger } = await import('./telemetry/log.js');
+  const log = await createLogger({ format: config.logFormat, level: config.logLevel });
+  try {
+    const { startServer } = await import('./server.js');
+    const server = await startServer(config, log);
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) {
+        // A second signal: stop now. Every acknowledged commit is durable already.
+        log.warn({ signal }, `${signal} received again, exiting at once`);
+        process.exit(1);
+      }
+      stopping = true;
+      log.info({ signal, grace_ms: config.shutdownGrace }, `${signal} received, stopping`);
+      server.stop().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          log.error({ err }, 'stop failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+  } catch (err) {
+    log.fatal({ err }, `failed to start: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  }
 }
 
 main().catch((err: unknown) => {

@@ -1,7 +1,7 @@
 /**
- * Builds the whole server from a config: store → registry → runtime → supervisor → the two
- * HTTP listeners. The order matters: nothing is served before recovery has re-armed timers
- * and restarted what was running.
+ * Builds the whole server from a config: telemetry → store → registry → runtime → supervisor →
+ * the three HTTP listeners (ingress, admin, node). The order matters: nothing is served before
+ * recovery has re-armed timers and restarted what was running.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,7 +10,6 @@ import { openStore } from './store/index.js';
 import { ObservedStore } from './store/observed.js';
 import { Registry } from './registry/registry.js';
 import { Runtime } from './runtime/runtime.js';
-import { supervise } from './runtime/supervisor.js';
 import { createIngressApp } from './ingress/app.js';
 import { createAdminApp } from './admin/app.js';
 import { invocationRoutes } from './admin/routes/invocations.js';
@@ -18,21 +17,30 @@ import { queryRoutes } from './admin/routes/query.js';
 import { serviceStateRoutes } from './admin/routes/service-state.js';
 import { LIVE_RECORD_KINDS, liveEventRoutes } from './admin/routes/live-events.js';
 import { uiRoutes } from './admin/ui.js';
-import { recoverStateMutations } from './runtime/state-mutations.js';
-import type { Logger } from './runtime/services.js';
+import type { Logger } from './telemetry/log.js';
+import { startProcessMetrics } from './telemetry/metrics.js';
+import { createNodeEndpoint } from './telemetry/node-endpoint.js';
+import { startTracing, stopTracing } from './telemetry/tracing.js';
 
 export interface RunningServer {
-  log: Logger;
   ingressPort: number;
   adminPort: number;
+  nodePort: number;
   stop(): Promise<void>;
 }
 
-const log: Logger = {
-  info: (m) => process.stdout.write(`${new Date().toISOString()} INFO ${m}\n`),
-  warn: (m) => process.stderr.write(`${new Date().toISOString()} WARN ${m}\n`),
-  error: (m) => process.stderr.write(`${new Date().toISOString()} ERROR ${m}\n`),
-};
+/** Stops listening, lets requests in flight finish for up to `graceMs`, then closes what is left. */
+async function closeGracefully(servers: http.Server[], graceMs: number): Promise<void> {
+  const closed = Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  for (const s of servers) s.closeIdleConnections();
+  // Keep-alive connections that finish a request later are closed as they become idle.
+  const idle = setInterval(() => servers.forEach((s) => s.closeIdleConnections()), 100);
+  const grace = new Promise((r) => setTimeout(r, graceMs).unref());
+  await Promise.race([closed, grace]);
+  clearInterval(idle);
+  for (const s of servers) s.closeAllConnections();
+  await closed;
+}
 
 function listen(server: http.Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -41,31 +49,35 @@ function listen(server: http.Server, port: number, host: string): Promise<number
   });
 }
 
-export async function startServer(config: Config): Promise<RunningServer> {
+export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+  const startedAt = performance.now();
+  if (config.tracingEndpoint) await startTracing(config.tracingEndpoint);
+  startProcessMetrics();
   // Observed: the web UI's live updates hear of each commit once it is stored.
-  const store = new ObservedStore(await openStore({ dataDir: config.dataDir, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) }), {
+  const store = new ObservedStore(await openStore({ dataDir: config.dataDir, log, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) }), {
     recordKinds: LIVE_RECORD_KINDS,
   });
-  log.info(`store: ${store.info.backend} at ${store.info.location}`);
-  for (const w of store.info.warnings) log.warn(w);
+  const storeFields = { store: store.info.backend, location: store.info.location };
+  log.info(storeFields, `store: ${store.info.backend} at ${store.info.location}`);
+  for (const w of store.info.warnings) log.warn(storeFields, w);
   const registry = await Registry.load(store);
   const runtime = new Runtime(store, registry, config, log);
-  const recovered = await supervise(runtime);
-  // Admin state mutations that were waiting for their key's lock (runtime/state-mutations.ts).
-  await recoverStateMutations(runtime);
-  // Attach commands still waiting for their target (runtime/attachments.ts).
+  const recovered = await runtime.recover();
   if (recovered.resumed > 0 || recovered.redelivered > 0) {
-    log.info(`recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);
+    log.info(recovered, `recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);
   }
 
   const ingress = http.createServer(createIngressApp({ runtime, registry, config }, log).callback());
+  // Live event streams never finish by themselves: they end when the server stops.
+  const stopping = new AbortController();
   const adminRoutes = [
     invocationRoutes(runtime),
     serviceStateRoutes(runtime, registry),
     queryRoutes({ store, registry, config }),
-    liveEventRoutes(store),
+    liveEventRoutes(store, stopping.signal),
     uiRoutes(),
   ];
+  const node = createNodeEndpoint();
   // Calls block until their invocation completes: no server-side request timeout.
   ingress.requestTimeout = 0;
   ingress.keepAliveTimeout = 65_000;
@@ -73,20 +85,34 @@ export async function startServer(config: Config): Promise<RunningServer> {
   // Built once the ingress is bound: it advertises the ingress's port (`/version`, OpenAPI
   // servers), which the web UI's playground calls, also when the configured port was 0.
   const adminConfig = { ...config, ingressPort };
-  const admin = http.createServer(createAdminApp({ registry, config: adminConfig, extraRoutes: (router) => adminRoutes.forEach((add) => add(router)) }).callback());
+  const admin = http.createServer(
+    createAdminApp({ registry, config: adminConfig, log, extraRoutes: (router) => adminRoutes.forEach((add) => add(router)) }).callback(),
+  );
   const adminPort = await listen(admin, config.adminPort, config.host);
-  log.info(`ingress on :${ingressPort}, admin on :${adminPort}`);
+  const nodePort = await listen(node, config.nodePort, config.host);
+  // The readiness line: test/support/server.ts and scripts find the ports in this text.
+  log.info(
+    { ports: { ingress: ingressPort, admin: adminPort, node: nodePort }, startup_ms: Math.round(performance.now() - startedAt) },
+    `ingress on :${ingressPort}, admin on :${adminPort}, node on :${nodePort}`,
+  );
 
+  const servers = [ingress, admin, node];
   return {
-    log,
     ingressPort,
     adminPort,
+    nodePort,
+    /**
+     * Graceful: no new connections; requests in flight (calls waiting for their invocation)
+     * may still be answered for `shutdownGrace` ms while the runtime keeps working; then the
+     * remaining connections are closed, attempts are stopped (their invocations stay durable and
+     * resume at the next start) and the store is closed once every commit it took is done.
+     */
     async stop() {
-      ingress.closeAllConnections();
-      admin.closeAllConnections();
-      await Promise.all([new Promise((r) => ingress.close(r)), new Promise((r) => admin.close(r))]);
+      stopping.abort();
+      await closeGracefully(servers, config.shutdownGrace);
       await runtime.stop();
       await store.close();
+      await stopTracing();
     },
   };
 }

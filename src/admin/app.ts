@@ -1,7 +1,8 @@
 /**
  * The admin API (port 9070): a Koa app whose routes only translate HTTP to registry (and,
  * through `extraRoutes`, runtime and query) calls. Middleware, outermost first:
- * compression, the error funnel, the `/vN` prefix, the routes, then 404/405.
+ * compression, the error funnel, the `/vN` prefix, koa-body (JSON bodies read as text, with
+ * their size limit), the routes, then 404/405.
  */
 import { gzipSync } from 'node:zlib';
 import Router from '@koa/router';
@@ -9,12 +10,14 @@ import Koa, { type Context, type Next } from 'koa';
 import type { Config } from '../config.js';
 import { AdminEmptyError, AdminTextError } from '../errors.js';
 import type { Registry } from '../registry/registry.js';
-import { errorFunnel, type AdminLog } from './funnel.js';
-import { sendJson } from './http-io.js';
+import { silentLogger, type Logger } from '../telemetry/log.js';
+import { errorFunnel } from './funnel.js';
+import { readBodies, sendJson } from './http-io.js';
 import { adminOpenApi } from './openapi.js';
 import { deploymentRoutes } from './routes/deployments.js';
 import { limitRoutes } from './routes/limits.js';
 import { ADMIN_API_VERSIONS, metaRoutes } from './routes/meta.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { serviceRoutes } from './routes/services.js';
 import { subscriptionRoutes } from './routes/subscriptions.js';
 
@@ -23,7 +26,8 @@ export interface AdminDeps {
   config: Config;
   /** More routes on the same router (invocations, query, subscriptions, UI…), same prefixes and funnel. */
   extraRoutes?: (router: Router) => void;
-  log?: AdminLog;
+  /** Registrations and 5xx answers; default: nothing logged (in-process tests). */
+  log?: Logger;
 }
 
 /** Where clients reach the ingress, for `/version` and the OpenAPI `servers`. */
@@ -79,23 +83,25 @@ function allowedMethods(router: Router, path: string): string[] {
 }
 
 export function createAdminApp(deps: AdminDeps): Koa {
-  const log = deps.log ?? ((message, err) => console.error(message, err));
+  const log = deps.log ?? silentLogger;
   const ingressUrl = advertisedIngressUrl(deps.config);
   const router = new Router();
   metaRoutes(router, deps.config, ingressUrl);
   // §3.1: served, but not listed in the document itself.
   const openapi = adminOpenApi();
   router.get('/openapi', (ctx) => sendJson(ctx, 200, openapi));
-  deploymentRoutes(router, deps.registry);
+  deploymentRoutes(router, deps.registry, log);
   serviceRoutes(router, deps.registry, ingressUrl);
   subscriptionRoutes(router, deps.registry);
   limitRoutes(router, deps.registry);
+  metricsRoutes(router);
   deps.extraRoutes?.(router);
 
   const app = new Koa();
   app.use(compression);
   app.use(errorFunnel(log));
   app.use(versionPrefix);
+  app.use(readBodies);
   app.use(router.routes());
   // Reached only when no route took the request: §1.2, 404 or 405 with `allow`, empty bodies.
   app.use(async (ctx) => {

@@ -5,6 +5,7 @@
  */
 import type { Context } from 'koa';
 import { AdminTextError } from '../errors.js';
+import { HttpMethodEnum, koaBody } from 'koa-body';
 import { JsonSyntaxError, parseJsonText, type JsonDocument } from './json-text.js';
 
 /** A number serde prints as a float: `2.0`, not `2` (e.g. `exponentiation_factor`). */
@@ -49,31 +50,38 @@ export function sendEmpty(ctx: Context, status: number, headers: Record<string, 
 }
 
 /** axum accepts `application/json` and any `application/*+json`. */
-function isJsonContentType(value: string | undefined): boolean {
-  const essence = value?.split(';')[0]?.trim().toLowerCase() ?? '';
-  return essence === 'application/json' || /^application\/[^/]+\+json$/.test(essence);
-}
+const JSON_TYPES = ['application/json', 'application/*+json'];
 
-const DEFAULT_BODY_LIMIT = 10 * 1024 * 1024;
+const BODY_LIMIT = 10 * 1024 * 1024;
 
 /**
- * Reads and parses a JSON body as axum's `Json` extractor would: 415 without a JSON content
- * type, 400 on a syntax error, 413 over the limit (all text/plain, §1.2).
+ * Reads JSON bodies as text (koa-body, with its size limit), so that `readJsonBody` parses them
+ * as serde does and answers with the reference's error texts; koa-body's own JSON parser would
+ * answer with JSON.parse's. Other content types stay unread.
  */
-export async function readJsonBody(ctx: Context, limit = DEFAULT_BODY_LIMIT): Promise<JsonDocument> {
-  if (!isJsonContentType(ctx.get('content-type') || undefined)) {
-    throw new AdminTextError(415, 'Expected request with `Content-Type: application/json`');
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req) {
-    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-    size += buf.length;
-    if (size > limit) throw new AdminTextError(413, 'Failed to buffer the request body: length limit exceeded');
-    chunks.push(buf);
-  }
+export const readBodies = koaBody({
+  json: false,
+  urlencoded: false,
+  multipart: false,
+  text: true,
+  textTypes: JSON_TYPES,
+  textLimit: BODY_LIMIT,
+  parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+  onError: (err) => {
+    if ((err as { status?: number }).status === 413) throw new AdminTextError(413, 'Failed to buffer the request body: length limit exceeded');
+    throw err;
+  },
+});
+
+/**
+ * Parses the JSON body `readBodies` read, as axum's `Json` extractor would: 415 without a JSON
+ * content type, 400 on a syntax error (text/plain, §1.2).
+ */
+export function readJsonBody(ctx: Context): JsonDocument {
+  const text: unknown = ctx.request.body;
+  if (!ctx.is(JSON_TYPES) || typeof text !== 'string') throw new AdminTextError(415, 'Expected request with `Content-Type: application/json`');
   try {
-    return parseJsonText(Buffer.concat(chunks));
+    return parseJsonText(Buffer.from(text, 'utf8'));
   } catch (err) {
     if (err instanceof JsonSyntaxError) throw new AdminTextError(400, `Failed to parse the request body as JSON: ${err.message}`);
     throw err;

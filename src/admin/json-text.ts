@@ -303,17 +303,3 @@ export function describeUnexpected(node: JsonNode): string {
       return 'map';
   }
 }
-
-/** Plain JS value of a node. */
-export function toPlain(node: JsonNode): unknown {
-  switch (node.kind) {
-    case 'null':
-      return null;
-    case 'array':
-      return node.items.map(toPlain);
-    case 'object':
-      return Object.fromEntries(node.entries.map(([k, v]) => [k, toPlain(v)]));
-    default:
-      return node.value;
-  }
-}

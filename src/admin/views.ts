@@ -6,6 +6,7 @@
 import { formatDuration } from '../registry/durations.js';
 import type { Deployment, HandlerMeta, RetryPolicy, ServiceMeta } from '../registry/types.js';
 import { JsonFloat } from './http-io.js';
+import { rfc3339Nanos } from '../timestamps.js';
 
 const optionalDuration = (ms: number | undefined) => (ms === undefined ? undefined : formatDuration(ms));
 const nonEmpty = (m: Record<string, string> | undefined) => (m && Object.keys(m).length > 0 ? m : undefined);
@@ -68,10 +69,6 @@ export function serviceView(s: ServiceMeta) {
   };
 }
 
-/** `2026-11-22T01:40:32.248000000Z`: RFC 3339 with nanoseconds, as the reference prints. */
-export function timestamp(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000000Z');
-}
 
 function deploymentHead(d: Deployment) {
   return {
@@ -80,7 +77,7 @@ function deploymentHead(d: Deployment) {
     protocol_type: d.protocolType,
     http_version: d.httpVersion,
     additional_headers: nonEmpty(d.additionalHeaders),
-    created_at: timestamp(d.createdAt),
+    created_at: rfc3339Nanos(d.createdAt),
     min_protocol_version: d.minProtocolVersion,
     max_protocol_version: d.maxProtocolVersion,
     sdk_version: d.sdkVersion ?? null,

@@ -6,11 +6,13 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import { IngressError } from '../errors.js';
-import type { Logger } from '../runtime/services.js';
+import type { Logger } from '../telemetry/log.js';
 import { cors, errorFunnel, methodNotAllowed, notFound } from './errors.js';
-import { legacyInvoke, registerInvokeRoutes, type IngressDeps } from './invoke-routes.js';
+import type { IngressDeps } from './deps.js';
+import { legacyInvoke, registerInvokeRoutes } from './invoke-routes.js';
 import { registerResultRoutes } from './result-routes.js';
 import { registerAwakeableRoutes } from './awakeable-routes.js';
+import { ingressTelemetry } from './telemetry.js';
 
 export function createIngressApp(deps: IngressDeps, log: Logger): Koa {
   const router = new Router();
@@ -31,6 +33,7 @@ export function createIngressApp(deps: IngressDeps, log: Logger): Koa {
 
   const app = new Koa();
   app.use(errorFunnel(log));
+  app.use(ingressTelemetry);
   app.use(cors);
   app.use(router.routes());
   // The router only falls through for paths it has no route for: the 1.6 legacy forms.

@@ -11,7 +11,7 @@ import type { Context } from 'koa';
 import type Router from '@koa/router';
 import { IngressError } from '../errors.js';
 import { IdError, invocationIdToString, parseAwakeableId, type AwakeableTarget } from '../protocol/ids.js';
-import type { IngressDeps } from './invoke-routes.js';
+import type { IngressDeps } from './deps.js';
 import { readBody } from './request.js';
 import { methodNotAllowed, notFound } from './errors.js';
 

@@ -1,10 +1,11 @@
 /**
  * The ingress error funnel and the response headers every ingress answer carries
- * (reference-behavior.md §1.1). Routes throw `IngressError`; nothing else writes error bodies.
+ * (reference-behavior.md §1.1). Routes throw `IngressError`, the layers below domain errors;
+ * nothing else writes error bodies.
  */
 import type { Context, Next } from 'koa';
-import { IngressError } from '../errors.js';
-import type { Logger } from '../runtime/services.js';
+import { DomainError, IngressError, statusOf } from '../errors.js';
+import { LogField, type Logger } from '../telemetry/log.js';
 
 /** Restate's ingress error body: keys in the order code, message, [metadata], [stacktrace], source. */
 export function errorBody(e: IngressError): string {
@@ -22,11 +23,10 @@ export function errorFunnel(log: Logger) {
     try {
       await next();
     } catch (err) {
-      const e =
-        err instanceof IngressError
-          ? err
-          : new IngressError(500, err instanceof Error ? err.message : String(err), 'ingress');
-      if (!(err instanceof IngressError)) log.error(`ingress ${ctx.method} ${ctx.path}: ${String(err)}`);
+      const e = asIngressError(err);
+      if (e.status >= 500 && !(err instanceof IngressError)) {
+        log.error({ [LogField.httpMethod]: ctx.method, [LogField.urlPath]: ctx.path, [LogField.httpStatus]: e.status, err }, 'ingress request failed');
+      }
       if (e.details.invocationId) ctx.set('x-restate-id', e.details.invocationId);
       for (const [k, v] of Object.entries(e.details.headers ?? {})) ctx.set(k, v);
       ctx.set('x-restate-error-source', e.source);
@@ -37,6 +37,12 @@ export function errorFunnel(log: Logger) {
       ctx.body = errorBody(e);
     }
   };
+}
+
+function asIngressError(err: unknown): IngressError {
+  if (err instanceof IngressError) return err;
+  if (err instanceof DomainError) return new IngressError(statusOf(err), err.message);
+  return new IngressError(500, err instanceof Error ? err.message : String(err), 'ingress');
 }
 
 /** CORS as the reference answers it: credentials allowed, origin echoed, preflight answered. */

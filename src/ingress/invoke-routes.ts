@@ -5,21 +5,16 @@
 import type { Context } from 'koa';
 import type Router from '@koa/router';
 import { IngressError } from '../errors.js';
-import type { Registry } from '../registry/registry.js';
-import type { Runtime } from '../runtime/runtime.js';
-import type { Config } from '../config.js';
+import { isWorkflowRun } from '../registry/types.js';
 import type { Target } from '../../machines/invocation.js';
 import { checkInput, inputHeaders, parseDelay, readBody, segmentsAfter } from './request.js';
-import { formatTimestamp, writeCompletion } from './results.js';
-import { answerAttach } from './result-routes.js';
+import { writeCompletion } from './results.js';
+import { rfc3339Nanos } from '../timestamps.js';
+import { answerAttach } from './answers.js';
+import type { IngressDeps } from './deps.js';
 import { methodNotAllowed } from './errors.js';
+import { requestTelemetry } from './telemetry.js';
 import { ulid } from './ulid.js';
-
-export interface IngressDeps {
-  runtime: Runtime;
-  registry: Registry;
-  config: Config;
-}
 
 const BAD_PATH =
   'bad path, expected /restate/call/:service/:handler, /restate/send/:service/:handler, /restate/scope/:scope/call/:service/:handler, /restate/attach/:invocation_id, /restate/output/:invocation_id, or /restate/lookup';
@@ -46,8 +41,11 @@ function resolveTarget(deps: IngressDeps, segments: string[], badPath: string) {
 }
 
 async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', segments: string[], badPath: string): Promise<void> {
+  const telemetry = requestTelemetry(ctx);
+  if (deps.registry.getService(segments[0] ?? '')) telemetry?.service(segments[0]!, mode);
   if (ctx.method !== 'POST' && ctx.method !== 'GET') throw methodNotAllowed();
   const { target, resolved } = resolveTarget(deps, segments, badPath);
+  telemetry?.target(target);
   const limitKey = ctx.get('x-restate-limit-key') || (typeof ctx.query['limit-key'] === 'string' ? ctx.query['limit-key'] : '');
   if (limitKey) throw new IngressError(400, 'limit-key requires a scope to be set');
   const delayRaw = ctx.query['delay'];
@@ -56,7 +54,7 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
   }
   const delay = typeof delayRaw === 'string' ? parseDelay(delayRaw) : undefined;
   const idempotencyKey = ctx.get('idempotency-key') !== '' || ctx.req.headers['idempotency-key'] !== undefined ? ctx.get('idempotency-key') : undefined;
-  if (idempotencyKey !== undefined && resolved.handler.ty === 'Workflow') {
+  if (idempotencyKey !== undefined && isWorkflowRun(resolved)) {
     throw new IngressError(
       400,
       'cannot use the idempotency key with workflow handlers. The handler invocation will already be idempotent by the workflow key itself.',
@@ -66,6 +64,7 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
   checkInput(resolved.handler, ctx.get('content-type') || undefined, body);
 
   const now = Date.now();
+  const traceparent = telemetry?.span?.traceparent();
   const { invocationId, executeAt, previous } = await deps.runtime.invoke({
     target,
     input: body,
@@ -76,7 +75,9 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
     ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
     // §2.5: calls and sends to services and objects without a key still record one (workflows do not).
     ...(idempotencyKey === undefined && target.serviceTy !== 'Workflow' ? { autoIdempotencyKey: ulid(now) } : {}),
+    ...(traceparent ? { traceparent } : {}),
   });
+  telemetry?.invocation(invocationId);
 
   if (mode === 'send') {
     ctx.status = 202;
@@ -84,12 +85,12 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
     ctx.set('x-restate-id', invocationId);
     ctx.body = JSON.stringify({
       invocationId,
-      ...(executeAt !== undefined && !previous ? { executionTime: formatTimestamp(executeAt) } : {}),
+      ...(executeAt !== undefined && !previous ? { executionTime: rfc3339Nanos(executeAt) } : {}),
       status: previous ? 'PreviouslyAccepted' : 'Accepted',
     });
     return;
   }
-  if (previous && resolved.handler.ty === 'Workflow') {
+  if (previous && isWorkflowRun(resolved)) {
     // reference-behavior.md §2.4: a second submission of a workflow id by call.
     throw new IngressError(409, 'the workflow method was already invoked', 'invocation', { invocationId });
   }

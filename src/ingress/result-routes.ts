@@ -16,9 +16,9 @@ import type { Context } from 'koa';
 import type Router from '@koa/router';
 import { IngressError } from '../errors.js';
 import { IdError, parseInvocationId } from '../protocol/ids.js';
-import { idempotentInvocationId, workflowRunId } from '../runtime/identity.js';
-import type { IngressDeps } from './invoke-routes.js';
-import { writeCompletion } from './results.js';
+import { idempotentInvocationId, workflowRunId } from '../runtime/kernel/ids.js';
+import { answerAttach, answerOutput } from './answers.js';
+import type { IngressDeps } from './deps.js';
 import { methodNotAllowed, notFound } from './errors.js';
 import { readBody, segmentsAfter } from './request.js';
 import { parseTargetBody, SerdeError, type TargetBody } from './target-body.js';
@@ -31,41 +31,6 @@ function checkedId(raw: string): string {
     if (err instanceof IdError) throw new IngressError(400, `bad invocation id '${raw}': ${err.message}`);
     throw err;
   }
-}
-
-/**
- * Completed invocations stay readable for their retention; that end is `idempotency-expires`:
- * a workflow's run keeps its result for the workflow completion retention, others for the
- * journal retention.
- */
-function expiresAt(deps: IngressDeps, service: string, handler: string, completedAt: number): number {
-  const resolved = deps.registry.resolveHandler(service, handler);
-  const workflowRun = resolved?.service.ty === 'Workflow' && resolved.handler.ty === 'Workflow';
-  const retention = (workflowRun ? resolved.workflowCompletionRetention : resolved?.journalRetention) ?? 24 * 3_600_000;
-  return completedAt + retention;
-}
-
-/** The stored outcome, without waiting: 470 while the invocation runs. */
-async function answerOutput(ctx: Context, deps: IngressDeps, id: string): Promise<void> {
-  const out = await deps.runtime.output(id);
-  if (out.state === 'missing') throw new IngressError(404, 'invocation not found');
-  if (out.state === 'pending') throw new IngressError(470, 'the invocation exists but has not completed yet');
-  writeCompletion(ctx, deps.registry, out, expiresAt(deps, out.target.service, out.target.handler, out.completedAt));
-}
-
-/**
- * The outcome of an invocation, waiting for it if it still runs. A result that was already
- * stored carries `idempotency-expires`; one waited for does not (reference §2.6).
- */
-export async function answerAttach(ctx: Context, deps: IngressDeps, id: string): Promise<void> {
-  const before = await deps.runtime.output(id);
-  if (before.state === 'completed') {
-    writeCompletion(ctx, deps.registry, before, expiresAt(deps, before.target.service, before.target.handler, before.completedAt));
-    return;
-  }
-  const done = before.state === 'missing' ? undefined : await deps.runtime.attach(id);
-  if (!done) throw new IngressError(404, 'not found', 'invocation', { invocationId: id });
-  writeCompletion(ctx, deps.registry, done);
 }
 
 type Op = 'attach' | 'output';

@@ -6,25 +6,16 @@
 import type { Context } from 'koa';
 import { IngressError } from '../errors.js';
 import type { Registry } from '../registry/registry.js';
-import type { CompletedInvocation } from '../runtime/runtime.js';
+import type { CompletedInvocation } from '../runtime/types.js';
+import { rfc3339Offset } from '../timestamps.js';
 
-/** `idempotency-expires`: RFC 3339 with `+00:00`, milliseconds only when not zero (§2.5). */
-export function formatExpires(epochMs: number): string {
-  const iso = new Date(epochMs).toISOString();
-  return (iso.endsWith('.000Z') ? iso.slice(0, -5) : iso.slice(0, -1)) + '+00:00';
-}
-
-/** RFC 3339 UTC with 9 fractional digits, as Restate prints timestamps (§2.3). */
-export function formatTimestamp(epochMs: number): string {
-  return new Date(epochMs).toISOString().replace(/\.(\d{3})Z$/, '.$1000000Z');
-}
 
 function httpStatus(code: number): number {
   return Number.isInteger(code) && code >= 400 && code <= 599 ? code : 500;
 }
 
 export function writeCompletion(ctx: Context, registry: Registry, done: CompletedInvocation, expiresAt?: number): void {
-  const expires = expiresAt !== undefined ? { 'idempotency-expires': formatExpires(expiresAt) } : undefined;
+  const expires = expiresAt !== undefined ? { 'idempotency-expires': rfc3339Offset(expiresAt) } : undefined;
   if ('failure' in done.completion) {
     const { code, message, metadata, stacktrace } = done.completion.failure;
     throw new IngressError(httpStatus(code), message, 'invocation', {

@@ -10,7 +10,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import http2 from 'node:http2';
-import { AdminError, MetaCode } from '../errors.js';
+import { DiscoveryFailed, MetaCode } from '../errors.js';
 import { ManifestError, SUPPORTED_MANIFEST_VERSIONS, validateManifest, type EndpointManifest } from './manifest.js';
 
 export interface DiscoverOptions {
@@ -71,8 +71,8 @@ export async function discover(uri: string, opts: DiscoverOptions): Promise<Disc
   return readManifest(uri, response);
 }
 
-function metaError(code: string, message: string): AdminError {
-  return new AdminError(500, `[${code}] [${code}] ${message}`, code);
+function metaError(code: string, message: string): DiscoveryFailed {
+  return new DiscoveryFailed(`[${code}] [${code}] ${message}`, code);
 }
 
 function readManifest(uri: string, res: RawResponse): DiscoveryResult {
@@ -135,8 +135,8 @@ function rootCause(err: NodeJS.ErrnoException): NodeJS.ErrnoException {
   return e;
 }
 
-function transportFailure(uri: string, useHttp11: boolean, err: unknown): AdminError {
-  if (err instanceof AdminError) return err;
+function transportFailure(uri: string, useHttp11: boolean, err: unknown): DiscoveryFailed {
+  if (err instanceof DiscoveryFailed) return err;
   const transport = err instanceof TransportError ? err : new TransportError(err as NodeJS.ErrnoException, false);
   const cause = rootCause(transport.error);
   const prefix = `error when calling '${uri}':`;

@@ -32,7 +32,6 @@ export interface InvocationFacts {
   journal?: JournalEntry[];
   callerTarget?: Target;
   /** ms; from the handler's current configuration. */
-  completionRetention?: number;
   journalRetention?: number;
   protocolVersion?: number;
   /** The SDK's `x-restate-server` of the pinned deployment. */
@@ -111,7 +110,7 @@ function statusColumns(inv: LoadedInvocation, facts: InvocationFacts): Row {
     scheduled_start_at: c.scheduledStartAt,
     running_at: c.runningAt,
     completed_at: c.completedAt,
-    completion_retention: facts.completionRetention,
+    completion_retention: c.completionRetention,
     journal_retention: facts.journalRetention,
   };
   if (facts.journal) {

@@ -6,12 +6,8 @@
  * integers as plain JSON numbers even past 2^53 (partition keys are).
  */
 import type { ResultSet, ValueType } from './result.js';
+import { rfc3339Auto } from '../timestamps.js';
 
-/** `2026-11-22T01:40:53.537Z`; a whole second has no fraction (chrono's `AutoSi`). */
-export function formatTimestamp(ms: number): string {
-  const iso = new Date(ms).toISOString();
-  return ms % 1000 === 0 ? iso.replace('.000Z', 'Z') : iso;
-}
 
 /** chrono's ISO 8601 display of a duration: seconds only, trailing zeros of the fraction trimmed. */
 export function formatDuration(ms: number): string {
@@ -40,7 +36,7 @@ function scalar(type: ValueType, v: unknown): string {
     case 'bool':
       return v ? 'true' : 'false';
     case 'ts':
-      return JSON.stringify(formatTimestamp(v as number));
+      return JSON.stringify(rfc3339Auto(v as number));
     case 'dur':
       return JSON.stringify(formatDuration(v as number));
     case 'bin':

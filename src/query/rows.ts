@@ -8,13 +8,13 @@
  * for `invoked_by_target` (plan.ts).
  */
 import type { Config } from '../config.js';
-import type { InvocationContext } from '../../machines/invocation.js';
 import { parseInvocationId, partitionKeyOf } from '../protocol/ids.js';
 import type { Registry } from '../registry/registry.js';
 import type { Deployment } from '../registry/types.js';
-import { OBJECT_RECORD } from '../runtime/object-locks.js';
-import { PROMISE_RECORD, type PromiseRecord } from '../runtime/promises.js';
-import { partitionOf } from '../runtime/partitioning.js';
+import { readInvocation, RecordKind } from '../runtime/kernel/persisted.js';
+import { negotiatedVersion } from '../protocol/versions.js';
+import type { PromiseRecord } from '../runtime/invoker/commands/promise-records.js';
+import { partitionOf } from '../runtime/kernel/partitioning.js';
 import type { HistoryEntry, JournalEntry, Store } from '../store/types.js';
 import type { RowSource } from './engine.js';
 import {
@@ -48,7 +48,7 @@ class StoreReader {
 
   /** Keys of the object-key lock records of a partition (`["service","key"]`). */
   objectKeys(partition: number): Promise<string[]> {
-    return this.deps.store.listRecords(partition, OBJECT_RECORD);
+    return this.deps.store.listRecords(partition, RecordKind.objectKey);
   }
 
   /** Every invocation, or those of the given ids (unknown and malformed ids are skipped). */
@@ -100,9 +100,10 @@ class StoreReader {
   }
 
   private async load(partition: number, id: string): Promise<LoadedInvocation | undefined> {
-    const snap = (await this.deps.store.loadInvocation(partition, id)) as { value?: unknown; context?: InvocationContext } | undefined;
-    if (!snap || typeof snap.value !== 'string' || !snap.context?.target) return undefined;
-    return { partition, id, partitionKey: parseInvocationId(id).partitionKey, value: snap.value, context: snap.context };
+    const raw = await this.deps.store.loadInvocation(partition, id);
+    if (raw === undefined) return undefined;
+    const { value, context } = readInvocation(raw);
+    return { partition, id, partitionKey: parseInvocationId(id).partitionKey, value, context };
   }
 }
 
@@ -123,17 +124,11 @@ async function factsOf(inv: LoadedInvocation, reader: StoreReader, deps: QuerySo
     if (caller) facts.callerTarget = caller.context.target;
   }
   const handler = deps.registry.resolveHandler(c.target.service, c.target.handler);
-  if (handler) {
-    // A workflow's run keeps its result for the workflow retention; calls with an
-    // idempotency key (every ingress call, §6.7) for the idempotency retention.
-    facts.completionRetention =
-      handler.handler.ty === 'Workflow' ? handler.workflowCompletionRetention : c.idempotencyKey !== undefined ? handler.idempotencyRetention : 0;
-    facts.journalRetention = handler.journalRetention;
-  }
+  if (handler) facts.journalRetention = handler.journalRetention;
   const deployment = c.deploymentId !== undefined ? deps.registry.getDeployment(c.deploymentId) : undefined;
   if (deployment) {
-    // The version attempts negotiate (runtime/attempt.ts).
-    facts.protocolVersion = Math.min(deployment.maxProtocolVersion, deps.config.enableProtocolV7 ? 7 : 6);
+    const version = negotiatedVersion(deployment, deps.config.enableProtocolV7);
+    if (version !== undefined) facts.protocolVersion = version;
     if (deployment.sdkVersion !== undefined) facts.server = deployment.sdkVersion;
   }
   return facts;
@@ -334,8 +329,8 @@ function journalEventRows(inv: LoadedInvocation): Array<Record<string, unknown>>
 async function promiseRows(deps: QuerySources): Promise<Array<Record<string, unknown>>> {
   const rows: Array<Record<string, unknown>> = [];
   for (let p = 0; p < deps.config.partitions; p++) {
-    for (const key of await deps.store.listRecords(p, PROMISE_RECORD)) {
-      const rec = (await deps.store.getRecord(p, PROMISE_RECORD, key)) as PromiseRecord | undefined;
+    for (const key of await deps.store.listRecords(p, RecordKind.promise)) {
+      const rec = (await deps.store.getRecord(p, RecordKind.promise, key)) as PromiseRecord | undefined;
       const [service, workflowKey, name] = JSON.parse(key) as [string, string, string];
       const value = rec?.result && 'value' in rec.result ? Buffer.from(rec.result.value, 'base64') : undefined;
       rows.push({

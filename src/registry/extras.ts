@@ -10,7 +10,7 @@
  *
  * The operations below work on a draft (a copy) and throw the reference's admin errors.
  */
-import { AdminError, MetaCode } from '../errors.js';
+import { Conflict, InvalidRequest, MetaCode, NotFound } from '../errors.js';
 import { newSubscriptionId } from './resource-id.js';
 
 export interface KafkaCluster {
@@ -61,15 +61,15 @@ export function extrasFromDoc(doc: Partial<RegistryExtras>): RegistryExtras {
 
 function checkBootstrap(name: string, properties: Record<string, string>): void {
   if (!('bootstrap.servers' in properties) && !('metadata.broker.list' in properties)) {
-    throw new AdminError(400, `kafka cluster '${name}' properties must contain either 'bootstrap.servers' or 'metadata.broker.list'`);
+    throw new InvalidRequest(`kafka cluster '${name}' properties must contain either 'bootstrap.servers' or 'metadata.broker.list'`);
   }
 }
 
-const clusterNotFound = (name: string) => new AdminError(404, `The requested Kafka cluster '${name}' does not exist`);
+const clusterNotFound = (name: string) => new NotFound(`The requested Kafka cluster '${name}' does not exist`);
 
 /** §3.7: the name is not validated (`bad_name!` is accepted). */
 export function createCluster(x: RegistryExtras, name: string, properties: Record<string, string>, now: number): KafkaCluster {
-  if (x.kafkaClusters.some((c) => c.name === name)) throw new AdminError(409, `kafka cluster '${name}' already exists in schema registry`);
+  if (x.kafkaClusters.some((c) => c.name === name)) throw new Conflict(`kafka cluster '${name}' already exists in schema registry`);
   checkBootstrap(name, properties);
   const cluster: KafkaCluster = { name, properties, createdAt: now };
   x.kafkaClusters.push(cluster);
@@ -86,12 +86,10 @@ export function updateCluster(x: RegistryExtras, name: string, properties: Recor
 
 /** Without `force`, a cluster with subscriptions stays (409); with it, they go too. */
 export function deleteCluster(x: RegistryExtras, name: string, force: boolean): void {
-  if (!x.kafkaClusters.some((c) => c.name === name)) throw new AdminError(404, `not found in the schema registry: kafka cluster named '${name}'`);
+  if (!x.kafkaClusters.some((c) => c.name === name)) throw new NotFound(`not found in the schema registry: kafka cluster named '${name}'`);
   const orphans = x.subscriptions.filter((s) => parseSource(s.source)?.cluster === name);
   if (orphans.length > 0 && !force) {
-    throw new AdminError(
-      409,
-      `Removing the kafka cluster '${name}' leads to subscription '${orphans[0]!.id}' being orphan. Remove the subscription first, or use the 'force' flag.`,
+    throw new Conflict(`Removing the kafka cluster '${name}' leads to subscription '${orphans[0]!.id}' being orphan. Remove the subscription first, or use the 'force' flag.`,
     );
   }
   x.subscriptions = x.subscriptions.filter((s) => !orphans.includes(s));
@@ -107,7 +105,7 @@ export function getCluster(x: RegistryExtras, name: string): KafkaCluster {
 // ---- subscriptions ----------------------------------------------------------------------------
 
 const invalid = (what: 'source' | 'sink', uri: string, reason: string) =>
-  new AdminError(400, `[${MetaCode.invalidSubscription}] invalid ${what} URI '${uri}': ${reason}`, MetaCode.invalidSubscription);
+  new InvalidRequest(`[${MetaCode.invalidSubscription}] invalid ${what} URI '${uri}': ${reason}`, MetaCode.invalidSubscription);
 
 /** `scheme://authority/rest` pieces, or undefined without a scheme. */
 function splitUri(uri: string): { scheme: string; authority: string; path: string } | undefined {
@@ -151,7 +149,7 @@ export function createSubscription(
   }
   if (!x.kafkaClusters.some((c) => c.name === source.cluster)) {
     const available = x.kafkaClusters.map((c) => JSON.stringify(c.name)).join(', ');
-    throw new AdminError(400, `Kafka cluster '${source.cluster}' not found. Available clusters: [${available}]`);
+    throw new InvalidRequest(`Kafka cluster '${source.cluster}' not found. Available clusters: [${available}]`);
   }
   const sink = parseSink(req.sink);
   if (!handlerExists(sink.service, sink.handler)) {
@@ -165,13 +163,13 @@ export function createSubscription(
 }
 
 export function deleteSubscription(x: RegistryExtras, id: string): void {
-  if (!x.subscriptions.some((s) => s.id === id)) throw new AdminError(404, `not found in the schema registry: subscription with id '${id}'`);
+  if (!x.subscriptions.some((s) => s.id === id)) throw new NotFound(`not found in the schema registry: subscription with id '${id}'`);
   x.subscriptions = x.subscriptions.filter((s) => s.id !== id);
 }
 
 export function getSubscription(x: RegistryExtras, id: string): Subscription {
   const found = x.subscriptions.find((s) => s.id === id);
-  if (!found) throw new AdminError(404, `The requested subscription '${id}' does not exist`);
+  if (!found) throw new NotFound(`The requested subscription '${id}' does not exist`);
   return found;
 }
 
@@ -187,10 +185,10 @@ export interface RuleUpsert {
   precondition: Precondition;
 }
 
-function preconditionFailed(pattern: string, p: Precondition, actual: LimitRule | undefined): AdminError {
+function preconditionFailed(pattern: string, p: Precondition, actual: LimitRule | undefined): Conflict {
   const wanted = p.type === 'matches' ? `Matches(v${p.version})` : p.type === 'does_not_exist' ? 'DoesNotExist' : 'None';
   const version = actual ? `Some(v${actual.version})` : 'None';
-  return new AdminError(409, `rule precondition ${wanted} for pattern ${pattern} failed (actual version: ${version})`);
+  return new Conflict(`rule precondition ${wanted} for pattern ${pattern} failed (actual version: ${version})`);
 }
 
 function checkPrecondition(pattern: string, p: Precondition, actual: LimitRule | undefined): void {

@@ -8,7 +8,7 @@
  * The latest revision of a service is the highest revision any deployment serves, so deleting
  * the deployment that holds it falls back to the previous one (reference-behavior.md §3.3).
  */
-import { AdminEmptyError, AdminError, MetaCode } from '../errors.js';
+import { Conflict, InvalidRequest, MetaCode, NotFound, NotImplemented } from '../errors.js';
 import { discover as realDiscover, type DiscoverOptions, type DiscoveryResult } from '../protocol/discovery.js';
 import type { Store } from '../store/types.js';
 import { newDeploymentId } from './deployment-id.js';
@@ -171,7 +171,7 @@ export class Registry {
   updateDeployment(id: string, patch: DeploymentPatch): Promise<Deployment> {
     return this.exclusive(async () => {
       const existing = this.getDeployment(id);
-      if (!existing) throw new AdminError(404, `The requested deployment '${id}' does not exist`);
+      if (!existing) throw new NotFound(`The requested deployment '${id}' does not exist`);
       const next: Deployment = structuredClone(existing);
       if (patch.additionalHeaders === null) delete next.additionalHeaders;
       else if (patch.additionalHeaders !== undefined) next.additionalHeaders = patch.additionalHeaders;
@@ -202,8 +202,8 @@ export class Registry {
   /** DELETE /deployments/{id} (§3.3): only with `force` (501 otherwise, as the reference). */
   deleteDeployment(id: string, force: boolean): Promise<void> {
     return this.exclusive(async () => {
-      if (!force) throw new AdminEmptyError(501);
-      if (!this.getDeployment(id)) throw new AdminError(404, `not found in the schema registry: deployment with id '${id}'`);
+      if (!force) throw new NotImplemented('removing a deployment without force is not supported');
+      if (!this.getDeployment(id)) throw new NotFound(`not found in the schema registry: deployment with id '${id}'`);
       await this.commit(this.deployments.filter((d) => d.id !== id));
     });
   }
@@ -215,10 +215,10 @@ export class Registry {
   modifyService(name: string, patch: ServicePatch): Promise<ServiceMeta> {
     return this.exclusive(async () => {
       const latest = this.latest.get(name);
-      if (!latest) throw new AdminError(404, `not found in the schema registry: service with name '${name}'`);
+      if (!latest) throw new NotFound(`not found in the schema registry: service with name '${name}'`);
       const service: ServiceMeta = structuredClone(latest.service);
       if (patch.workflowCompletionRetention !== undefined) {
-        if (service.ty !== 'Workflow') throw new AdminError(400, `modifying retention time for service type ${service.ty} is unsupported`);
+        if (service.ty !== 'Workflow') throw new InvalidRequest(`modifying retention time for service type ${service.ty} is unsupported`);
         service.workflowCompletionRetention = patch.workflowCompletionRetention;
       }
       if (patch.public !== undefined) service.public = patch.public;
@@ -267,9 +267,7 @@ export class Registry {
     for (const s of services) {
       const previous = this.latest.get(s.name)?.service;
       if (previous && previous.ty !== s.ty) {
-        throw new AdminError(
-          409,
-          `[${MetaCode.incompatibleRevision}] detected a new service revision for '${s.name}' changing the service type from previous revision. Service type cannot be changed across revisions.`,
+        throw new Conflict(`[${MetaCode.incompatibleRevision}] detected a new service revision for '${s.name}' changing the service type from previous revision. Service type cannot be changed across revisions.`,
           MetaCode.incompatibleRevision,
         );
       }

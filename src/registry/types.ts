@@ -105,6 +105,11 @@ export interface EffectiveHandler {
   retryPolicy: RetryPolicy;
 }
 
+/** A workflow's `run` handler: it runs once per workflow id, under the id's lock. */
+export function isWorkflowRun(h: { service: Pick<ServiceMeta, 'ty'>; handler: Pick<HandlerMeta, 'ty'> }): boolean {
+  return h.service.ty === 'Workflow' && h.handler.ty === 'Workflow';
+}
+
 /** The reference server's defaults for values a manifest leaves out (service-protocol.md §3). */
 export const registryDefaults = {
   inactivityTimeout: 60_000,

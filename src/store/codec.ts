@@ -87,6 +87,12 @@ export function checkTransition(t: Transition): void {
   }
 }
 
+/** Message of a record expectation that did not hold, the same for both backends. */
+export function recordConflictMessage(t: Transition, expectIndex: number): string {
+  const rec = (t.records ?? []).filter((r) => r.expect !== undefined)[expectIndex];
+  return `partition ${t.partition}: record ${rec?.kind}/${rec?.key} no longer holds what the transition expected`;
+}
+
 /** Message of the `TransitionConflict` both backends throw, so logs read the same. */
 export function conflictMessage(t: Transition, appendIndex: number, found: number): string {
   const append = t.journal?.[appendIndex];

@@ -1,15 +1,18 @@
 /**
  * Picks the store backend: Redis when a URL is configured (production), else the embedded
  * store under `dataDir`, so a fresh machine runs with nothing else installed (design.md, "Store").
+ * Only the backend in use is loaded: lmdb and ioredis each add to the start-up time.
  */
-import { EmbeddedStore } from './embedded/embedded-store.js';
-import { RedisStore } from './redis/redis-store.js';
+import type { Logger } from '../telemetry/log.js';
 import type { Store } from './types.js';
 
 export * from './types.js';
-export { EmbeddedStore } from './embedded/embedded-store.js';
-export { RedisStore, type RedisStoreOptions } from './redis/redis-store.js';
 
-export async function openStore(opts: { redisUrl?: string; dataDir: string }): Promise<Store> {
-  return opts.redisUrl ? RedisStore.open(opts.redisUrl) : EmbeddedStore.open(opts.dataDir);
+export async function openStore(opts: { redisUrl?: string; dataDir: string; log?: Logger }): Promise<Store> {
+  if (opts.redisUrl) {
+    const { RedisStore } = await import('./redis/redis-store.js');
+    return RedisStore.open(opts.redisUrl, opts.log ? { log: opts.log } : {});
+  }
+  const { EmbeddedStore } = await import('./embedded/embedded-store.js');
+  return EmbeddedStore.open(opts.dataDir);
 }

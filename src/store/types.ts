@@ -43,6 +43,12 @@ export interface RecordWrite {
   kind: string;
   key: string;
   value: unknown | null;
+  /**
+   * Compare-and-set: the record must hold exactly this value now (`null`: must be absent), or
+   * the whole transition is refused with `TransitionConflict`. A writer whose view may be
+   * stale (it lost a commit's reply) can then never overwrite what another commit stored.
+   */
+  expect?: unknown | null;
 }
 
 export interface InvocationWrite {
@@ -83,7 +89,8 @@ export interface JournalAppend {
  * Parts are applied in this order, so that a transition may delete and recreate an id, or
  * remove and re-add a timer / outbox message, with a defined result:
  * `deleteInvocations`, `journal` (in array order; a second append to the same id expects the
- * length left by the first; a journal deleted just before counts as empty), `invocations`,
+ * length left by the first; a journal deleted just before counts as empty), record
+ * expectations (`RecordWrite.expect`, against what is stored before this transition), `invocations`,
  * `state` (groups and ops in order), `timersRemove`, `timersAdd` (adding an existing key moves
  * it), `outboxRemove`, `outboxAdd`, `records` (in order), `history` (in order; then only the last
  * `HISTORY_LIMIT` entries of each id are kept). Every `at` is checked before anything is
@@ -107,7 +114,7 @@ export interface Transition {
   history?: Array<{ id: string; entries: HistoryEntry[] }>;
 }
 
-/** Thrown by `commit` when a journal append finds another length than it expected. */
+/** Thrown by `commit` when a journal append finds another length, or a record another value, than expected. */
 export class TransitionConflict extends Error {
   constructor(message: string) {
     super(message);
@@ -128,7 +135,8 @@ export interface Store {
 
   /**
    * Applies the whole transition atomically and durably (as durable as the backend is set up).
-   * Rejects with `TransitionConflict` when nothing was written. Any other rejection (Redis
+   * Rejects with `TransitionConflict` (a journal length or a record expectation did not hold)
+   * when nothing was written. Any other rejection (Redis
    * unreachable, command timeout) is ambiguous: the transition may or may not have landed, so
    * reload from the store before retrying.
    */

@@ -26,7 +26,7 @@ const config = testConfig;
 async function startAdmin(t: ExecutionContext, existing?: ReturnType<typeof memoryStore>) {
   const mem = existing ?? memoryStore();
   const registry = await Registry.load(mem.store);
-  const app = createAdminApp({ registry, config, extraRoutes: queryRoutes({ store: mem.store, registry, config }), log: () => undefined });
+  const app = createAdminApp({ registry, config, extraRoutes: queryRoutes({ store: mem.store, registry, config }) });
   const { call } = await serveAdmin(t, app);
   return { mem, registry, call };
 }

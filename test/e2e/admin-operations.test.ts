@@ -7,7 +7,7 @@
  */
 import anyTest, { type TestFn } from 'ava';
 import { startService, type StartedService } from '../support/sdk-service.js';
-import { startStack, storeKinds, type Stack } from '../support/stack.js';
+import { sqlRows, startStack, storeKinds, type Stack } from '../support/stack.js';
 import { waitFor } from '../support/wait.js';
 
 interface World {
@@ -35,13 +35,7 @@ test.after.always(async (t) => {
   await Promise.all(Object.values(t.context).map(async (w) => Promise.all([w.stack.stop(), w.objects.stop()])));
 });
 
-type Rows = Array<Record<string, unknown>>;
-
-async function query(stack: Stack, sql: string): Promise<Rows> {
-  const res = await stack.admin.post('query', { json: { query: sql }, headers: { accept: 'application/json' } });
-  if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
-  return (JSON.parse(res.body) as { rows: Rows }).rows;
-}
+const query = (stack: Stack, sql: string) => sqlRows(stack.admin, sql);
 
 async function call(stack: Stack, path: string, body: unknown): Promise<{ id: string; status: number; body: string }> {
   const res = await stack.ingress.post(`restate/call/${path}`, { json: body });

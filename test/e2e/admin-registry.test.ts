@@ -12,6 +12,7 @@ import { Registry } from '../../src/registry/registry.js';
 import { startService, type StartedService } from '../support/sdk-service.js';
 import { freePort } from '../support/ports.js';
 import { memoryStore, serveAdmin, testConfig } from '../support/admin-fixture.js';
+import { capturingLogger } from '../support/log-lines.js';
 
 let h2: StartedService;
 let h1: StartedService;
@@ -31,8 +32,8 @@ type Admin = Awaited<ReturnType<typeof startAdmin>>;
 async function startAdmin(t: ExecutionContext, extraRoutes?: (router: Router) => void) {
   const { store, box } = memoryStore();
   const registry = await Registry.load(store);
-  const logged: unknown[] = [];
-  const app = createAdminApp({ registry, config, extraRoutes, log: (_m, err) => logged.push(err) });
+  const { log, lines: logged } = await capturingLogger();
+  const app = createAdminApp({ registry, config, extraRoutes, log });
   const { base, call } = await serveAdmin(t, app);
   const register = (body: Record<string, unknown>) => call('POST', 'deployments', body);
   return { base, store, box, registry, call, register, logged };
@@ -304,7 +305,7 @@ test('health, version, cluster health, redirect, version prefixes, 404 and 405',
   t.is(v1.statusCode, 400);
   t.true(isText(v1));
   t.is(v1.body, 'Unsupported Admin API version V1. This server supports versions between V2 and V4.');
-  for (const path of ['v5/version', 'nope', 'metrics', 'services/Greeter/nope/x']) {
+  for (const path of ['v5/version', 'nope', 'services/Greeter/nope/x']) {
     const r = await admin.call('GET', path);
     t.is(r.statusCode, 404, path);
     t.true(isEmpty(r), path);
@@ -362,4 +363,5 @@ test('extra routes share the prefixes and the error funnel; unexpected errors ar
   await expectError(t, await admin.call('GET', 'v4/extra'), 400, 'extra says no');
   await expectError(t, await admin.call('GET', 'boom'), 500, 'internal server error: kaput');
   t.is(admin.logged.length, 1);
+  t.like(admin.logged[0], { level: 'error', msg: 'admin request failed', 'http.request.method': 'GET', 'url.path': '/boom', 'http.response.status_code': 500, err: { message: 'kaput' } });
 });

@@ -7,6 +7,7 @@
  */
 import anyTest, { type TestFn } from 'ava';
 import { cliWorld, restate, type CliWorld } from '../support/cli.js';
+import { sqlRows } from '../support/stack.js';
 import { waitFor } from '../support/wait.js';
 
 const test = anyTest as TestFn<CliWorld>;
@@ -19,8 +20,8 @@ async function send(w: CliWorld, target: string, body: unknown): Promise<string>
 }
 
 async function status(w: CliWorld, id: string): Promise<string | undefined> {
-  const res = await w.stack.admin.post('query', { json: { query: `SELECT status FROM sys_invocation WHERE id = '${id}'` }, headers: { accept: 'application/json' } });
-  return (JSON.parse(res.body) as { rows: Array<{ status: string }> }).rows[0]?.status;
+  const [row] = await sqlRows(w.stack.admin, `SELECT status FROM sys_invocation WHERE id = '${id}'`);
+  return row?.['status'] as string | undefined;
 }
 
 test.serial('whoami, deployments and services', async (t) => {

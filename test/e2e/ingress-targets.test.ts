@@ -6,7 +6,7 @@
  */
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import type { Response } from 'got';
-import { stacksPerStore, storeKinds, type Stack } from '../support/stack.js';
+import { sqlRows, stacksPerStore, storeKinds, type Stack } from '../support/stack.js';
 
 const test = anyTest as TestFn<Record<string, Stack>>;
 
@@ -41,11 +41,7 @@ async function lookup(stack: Stack, target: object): Promise<string> {
   return (JSON.parse(res.body) as { invocationId: string }).invocationId;
 }
 
-async function query(stack: Stack, sql: string): Promise<Array<Record<string, unknown>>> {
-  const res = await stack.admin.post('v4/query', { json: { query: sql }, headers: { accept: 'application/json' } });
-  if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
-  return (JSON.parse(res.body) as { rows: Array<Record<string, unknown>> }).rows;
-}
+const query = (stack: Stack, sql: string) => sqlRows(stack.admin, sql);
 
 function expectOutput(t: ExecutionContext, res: Response<string>, body: string, id: string, stored = true): void {
   t.is(res.statusCode, 200, res.body);

@@ -6,18 +6,12 @@
  */
 import anyTest, { type TestFn } from 'ava';
 import { tableFromIPC } from 'apache-arrow';
-import { startStack, type Stack } from '../support/stack.js';
+import { sqlRows, startStack, type Stack } from '../support/stack.js';
 import { waitFor } from '../support/wait.js';
 
 const test = anyTest as TestFn<Stack & { ids: Record<string, string> }>;
 
-type Rows = Array<Record<string, unknown>>;
-
-async function query(stack: Stack, sql: string): Promise<Rows> {
-  const res = await stack.admin.post('v4/query', { json: { query: sql }, headers: { accept: 'application/json' } });
-  if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
-  return (JSON.parse(res.body) as { rows: Rows }).rows;
-}
+const query = (stack: Stack, sql: string) => sqlRows(stack.admin, sql);
 
 test.before(async (t) => {
   const stack = await startStack('embedded');

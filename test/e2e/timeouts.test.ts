@@ -7,6 +7,7 @@ import test from 'ava';
 import got from 'got';
 import { startRedstate } from '../support/server.js';
 import { startService } from '../support/sdk-service.js';
+import { sqlRows } from '../support/stack.js';
 
 const client = (prefixUrl: string) => got.extend({ prefixUrl, throwHttpErrors: false, retry: { limit: 0 }, timeout: { request: 30_000 } });
 
@@ -54,23 +55,16 @@ test('a journal mismatch fails the attempt; retries run out and the invocation p
     t.is((await admin.post('deployments', { json: { uri: service.url } })).statusCode, 201);
     const sent = await client(server.ingress).post('restate/send/Flaky/nondeterministic', { json: 'nd' });
     const { invocationId } = JSON.parse(sent.body) as { invocationId: string };
-    const row = async () => {
-      const res = await admin.post('query', { headers: { accept: 'application/json' }, json: { query: `SELECT status, last_failure, retry_count FROM sys_invocation WHERE id = '${invocationId}'` } });
-      return (JSON.parse(res.body) as { rows: Array<Record<string, unknown>> }).rows[0] ?? {};
-    };
+    const row = async () => (await sqlRows(admin, `SELECT status, last_failure, retry_count FROM sys_invocation WHERE id = '${invocationId}'`))[0] ?? {};
     const deadline = Date.now() + 15_000;
     while ((await row())['status'] !== 'paused' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const r = await row();
     t.is(r['status'], 'paused', server.output().slice(-2000));
     t.regex(String(r['last_failure']), /570/);
     t.is((await client(server.ingress).get(`restate/output/${invocationId}`)).statusCode, 470);
-    const events = await admin.post('query', {
-      headers: { accept: 'application/json' },
-      json: { query: `SELECT event_type, event_json FROM sys_journal_events WHERE id = '${invocationId}' ORDER BY event_type` },
-    });
-    const rows = (JSON.parse(events.body) as { rows: Array<{ event_type: string; event_json: string }> }).rows;
-    t.deepEqual(rows.map((e) => e.event_type), ['Paused', 'TransientError']);
-    t.like(JSON.parse(rows[1]!.event_json), { ty: 'TransientError', error_code: 570 });
+    const rows = await sqlRows(admin, `SELECT event_type, event_json FROM sys_journal_events WHERE id = '${invocationId}' ORDER BY event_type`);
+    t.deepEqual(rows.map((e) => e['event_type']), ['Paused', 'TransientError']);
+    t.like(JSON.parse(String(rows[1]!['event_json'])), { ty: 'TransientError', error_code: 570 });
   } finally {
     await server.stop();
     await service.stop();

@@ -5,7 +5,7 @@
  * grant, applied without a commit of its own, is stored with the invocation's next commit.
  */
 import test from 'ava';
-import { startStack, storeKinds, type Stack } from '../support/stack.js';
+import { sqlRows, startStack, storeKinds, type Stack } from '../support/stack.js';
 import { resolveAwakeable, sendTo as send } from '../support/context.js';
 import { waitFor } from '../support/wait.js';
 
@@ -22,9 +22,10 @@ interface TransitionRow {
 
 async function transitions(stack: Stack, ids: string[]): Promise<Map<string, TransitionRow[]>> {
   const list = ids.map((id) => `'${id}'`).join(', ');
-  const rows = await stack.query<TransitionRow>(
+  const rows = (await sqlRows(
+    stack.admin,
     `SELECT id, index, from_state, event, to_state, attempt FROM sys_invocation_transitions WHERE id IN (${list}) ORDER BY id, index`,
-  );
+  )) as unknown as TransitionRow[];
   return new Map(ids.map((id) => [id, rows.filter((r) => r.id === id)]));
 }
 

@@ -4,7 +4,7 @@
  * test-output/ for a person to look at.
  */
 import anyTest, { type TestFn } from 'ava';
-import { storeKinds } from '../support/stack.js';
+import { sqlRows, storeKinds } from '../support/stack.js';
 import { resolveAwakeable, sendTo as send } from '../support/context.js';
 import { openPage, screenshot, uiWorld, type UiWorld } from '../support/ui-world.js';
 import { waitFor } from '../support/wait.js';
@@ -31,7 +31,7 @@ for (const store of storeKinds) {
     const done = await send(stack, 'Walker/hello', 'Ada');
     await stack.ingress.post('restate/call/Tally/pages/add', { json: 2 });
     await send(stack, 'Approval/wf-pages/run', 'holiday');
-    await waitFor(async () => (await stack.query<{ status: string }>(`SELECT status FROM sys_invocation WHERE id = '${done}'`))[0]?.status === 'completed', 15_000);
+    await waitFor(async () => (await sqlRows(stack.admin, `SELECT status FROM sys_invocation WHERE id = '${done}'`))[0]?.status === 'completed', 15_000);
 
     const page = await openPage(t, store, '/');
     await page.waitForSelector('a.stat[data-status="succeeded"] .n:not(:text("…"))', TIMEOUT);
@@ -171,9 +171,9 @@ for (const store of storeKinds) {
     await page.click('.card button >> text=Kill');
     await page.click('dialog[open] button.primary');
     await row.waitFor({ state: 'detached', ...TIMEOUT });
-    const [status] = await stack.query<{ status: string; completion_failure: string }>(`SELECT status, completion_failure FROM sys_invocation WHERE id = '${killed}'`);
+    const [status] = await sqlRows(stack.admin, `SELECT status, completion_failure FROM sys_invocation WHERE id = '${killed}'`);
     t.is(status?.status, 'completed');
-    t.regex(status?.completion_failure ?? '', /killed/);
+    t.regex(String(status?.completion_failure), /killed/);
     await page.goto(`${stack.server.admin}/ui/invocations/${killed}`);
     await page.waitForSelector('#path >> text=kill', TIMEOUT);
     await screenshot(t, page, `ui-${store}-killed`);

@@ -3,7 +3,7 @@
  * or peek, before, during and after run (reference-behavior.md §2.4), also across a SIGKILL.
  */
 import anyTest, { type TestFn } from 'ava';
-import { stacksPerStore, storeKinds, type Stack } from '../support/stack.js';
+import { sqlRows, stacksPerStore, storeKinds, type Stack } from '../support/stack.js';
 import { waitFor } from '../support/wait.js';
 
 const test = anyTest as TestFn<Record<string, Stack>>;
@@ -21,11 +21,8 @@ for (const store of storeKinds) {
     t.is(done.statusCode, 200);
     t.is(done.body, '"ok a@b.c V"');
     t.is((await ingress.post(`restate/call/Signup/${wf}/peek`)).body, '"V"');
-    const sql = await t.context[store]!.admin.post('query', {
-      headers: { accept: 'application/json' },
-      json: { query: `SELECT key, completed, completion_success_value_utf8 FROM sys_promise WHERE service_key = '${wf}'` },
-    });
-    t.deepEqual(JSON.parse(sql.body), { rows: [{ key: 'verified', completed: true, completion_success_value_utf8: '"V"' }] });
+    const rows = await sqlRows(t.context[store]!.admin, `SELECT key, completed, completion_success_value_utf8 FROM sys_promise WHERE service_key = '${wf}'`);
+    t.deepEqual(rows, [{ key: 'verified', completed: true, completion_success_value_utf8: '"V"' }]);
     const second = await ingress.post(`restate/call/Signup/${wf}/verify`, { json: 'W' });
     t.not(second.statusCode, 200, 'a promise completes once');
   });

@@ -159,6 +159,34 @@ export function storeContract(name: string, open: () => Promise<StoreFixture>): 
     t.deepEqual((await store.readJournal(2, 'b')).map((e) => e.type), [1, 9]);
   });
 
+  it('a record expectation that does not hold rejects the whole transition; one that holds lets it land', async (t, store) => {
+    const lock = (holder: string, inbox: string[] = []) => ({ v: 1, value: 'locked', context: { holder, inbox } });
+    await store.commit({ partition: 3, records: [{ kind: 'object', key: '["S","k"]', value: lock('a', ['b']), expect: null }] });
+    const before = await dump(store, 3, ['x'], []);
+    const doomed = (expect: unknown): Transition => ({
+      partition: 3,
+      invocations: [{ id: 'x', snapshot: { v: 1 }, active: true }],
+      journal: [{ id: 'x', at: 0, entries: [entry(1)] }],
+      timersAdd: [{ key: 't', dueAt: 5 }],
+      records: [{ kind: 'idem', key: 'r', value: 1 }, { kind: 'object', key: '["S","k"]', value: lock('b'), expect }],
+    });
+    for (const stale of [null, lock('a'), lock('b'), { ...lock('a', ['b']), v: 2 }]) {
+      const err = await t.throwsAsync(store.commit(doomed(stale)), { instanceOf: TransitionConflict });
+      t.regex(err?.message ?? '', /object\/\["S","k"\]/);
+      t.deepEqual(await dump(store, 3, ['x'], []), before, JSON.stringify(stale));
+      t.deepEqual(await store.getRecord(3, 'object', '["S","k"]'), lock('a', ['b']));
+    }
+    // Read back through the store, the value is the one to expect: JSON round trips exactly.
+    await store.commit(doomed(await store.getRecord(3, 'object', '["S","k"]')));
+    t.deepEqual(await store.getRecord(3, 'object', '["S","k"]'), lock('b'));
+    // Expectations chain within one group of commits: each sees the one before it.
+    await Promise.all([
+      store.commit({ partition: 3, records: [{ kind: 'object', key: 'n', value: 1, expect: null }] }),
+      store.commit({ partition: 3, records: [{ kind: 'object', key: 'n', value: 2, expect: 1 }] }),
+    ]);
+    t.is(await store.getRecord(3, 'object', 'n'), 2);
+  });
+
   it('appends to one id in one transition chain; a deleted journal counts as empty', async (t, store) => {
     const twice: Transition = { partition: 0, journal: [{ id: 'i', at: 0, entries: [entry(1)] }, { id: 'i', at: 1, entries: [entry(2)] }] };
     await store.commit(twice);

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { InvocationContext } from '../../machines/invocation.js';
 import { createAdminApp } from '../../src/admin/app.js';
 import { queryRoutes } from '../../src/admin/routes/query.js';
-import type { Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config.js';
 import { invocationIdToString, parseInvocationId, partitionKeyOf } from '../../src/protocol/ids.js';
 import {
   encodeCallCommand,
@@ -27,7 +27,7 @@ import {
 import { QueryEngine } from '../../src/query/engine.js';
 import { Registry } from '../../src/registry/registry.js';
 import { registryDefaults, type Deployment, type ServiceMeta, type ServiceType } from '../../src/registry/types.js';
-import { partitionOf } from '../../src/runtime/partitioning.js';
+import { partitionOf } from '../../src/runtime/kernel/partitioning.js';
 import type { HistoryEntry, JournalEntry, Store } from '../../src/store/types.js';
 
 export const PARTITIONS = 4;
@@ -103,6 +103,8 @@ const base = (id: string, target: InvocationContext['target'], createdAt: number
   createdAt,
   modifiedAt: createdAt,
   retryCount: 0,
+  // As the runtime stores it for the default retentions (services/identity.ts).
+  completionRetention: 86_400_000,
 });
 
 const snapshots: Array<{ value: string; context: InvocationContext }> = [
@@ -277,15 +279,12 @@ export function fakeStore(): FakeStore {
 }
 
 export const config: Config = {
+  ...loadConfig({}, []),
   ingressPort: 0,
   adminPort: 0,
   host: '127.0.0.1',
-  redisUrl: undefined,
   dataDir: '/nonexistent',
-  enableVqueues: false,
-  enableProtocolV7: false,
   partitions: PARTITIONS,
-  requestSizeLimit: 32 * 1024 * 1024,
 };
 
 export interface QueryServer {
@@ -320,7 +319,7 @@ export async function startQueryServer(): Promise<QueryServer> {
   const registry = await Registry.load(store);
   const engine = new QueryEngine();
   await engine.warmUp();
-  const app = createAdminApp({ registry, config, extraRoutes: queryRoutes({ store, registry, config, engine }), log: () => undefined });
+  const app = createAdminApp({ registry, config, extraRoutes: queryRoutes({ store, registry, config, engine }) });
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

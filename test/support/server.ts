@@ -12,10 +12,14 @@ const MAIN = path.resolve(process.cwd(), 'dist/src/main.js');
 export interface RedstateProcess {
   ingress: string;
   admin: string;
+  /** The node port's base URL (`/metrics`). */
+  node: string;
   /** Everything the process printed, for failure messages. */
   output(): string;
   /** SIGKILL: no chance to flush or clean anything up. */
   kill(): Promise<void>;
+  /** SIGTERM, as an operator stops it; resolves with the exit code once it has exited. The data stays. */
+  terminate(): Promise<number | null>;
   /** Starts the server again on the same ports and data. */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -27,12 +31,14 @@ export interface RedstateOptions {
   env?: Record<string, string>;
 }
 
-async function waitReady(proc: ChildProcess, output: () => string): Promise<{ ingress: number; admin: number }> {
+type Ports = { ingress: number; admin: number; node: number };
+
+async function waitReady(proc: ChildProcess, output: () => string): Promise<Ports> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     if (proc.exitCode !== null) throw new Error(`redstate exited with ${proc.exitCode}:\n${output()}`);
-    const m = /ingress on :(\d+), admin on :(\d+)/.exec(output());
-    if (m) return { ingress: Number(m[1]), admin: Number(m[2]) };
+    const m = /ingress on :(\d+), admin on :(\d+), node on :(\d+)/.exec(output());
+    if (m) return { ingress: Number(m[1]), admin: Number(m[2]), node: Number(m[3]) };
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`redstate did not become ready:\n${output()}`);
@@ -41,7 +47,7 @@ async function waitReady(proc: ChildProcess, output: () => string): Promise<{ in
 export async function startRedstate(opts: RedstateOptions = {}): Promise<RedstateProcess> {
   // Port 0 on the first start: the server binds what the kernel gives and logs it, so test
   // processes never race for a port; a restart binds the same ports again.
-  let ports = { ingress: 0, admin: 0 };
+  let ports: Ports = { ingress: 0, admin: 0, node: 0 };
   const dataDir = await mkdtemp(path.join(tmpdir(), 'redstate-data-'));
   let log = '';
   let proc: ChildProcess;
@@ -49,13 +55,15 @@ export async function startRedstate(opts: RedstateOptions = {}): Promise<Redstat
     ...process.env,
     REDSTATE_HOST: '127.0.0.1',
     REDSTATE_DATA_DIR: dataDir,
+    // Tests that end with calls still waiting need not wait the default 10 s.
+    REDSTATE_SHUTDOWN_GRACE: '2000',
     ...(opts.redisUrl ? { REDSTATE_REDIS_URL: opts.redisUrl } : {}),
     ...opts.env,
   };
   const launch = async () => {
     const from = log.length;
     proc = spawn(process.execPath, ['--enable-source-maps', MAIN], {
-      env: { ...env, REDSTATE_INGRESS_PORT: String(ports.ingress), REDSTATE_ADMIN_PORT: String(ports.admin) },
+      env: { ...env, REDSTATE_INGRESS_PORT: String(ports.ingress), REDSTATE_ADMIN_PORT: String(ports.admin), REDSTATE_NODE_PORT: String(ports.node) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     proc.stdout!.on('data', (d: Buffer) => (log += d.toString()));
@@ -71,10 +79,16 @@ export async function startRedstate(opts: RedstateOptions = {}): Promise<Redstat
   return {
     ingress: `http://127.0.0.1:${ports.ingress}`,
     admin: `http://127.0.0.1:${ports.admin}`,
+    node: `http://127.0.0.1:${ports.node}`,
     output: () => log,
     async kill() {
       proc.kill('SIGKILL');
       await exited();
+    },
+    async terminate() {
+      proc.kill('SIGTERM');
+      await exited();
+      return proc.exitCode;
     },
     async restart() {
       log += '\n--- restart ---\n';

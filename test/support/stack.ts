@@ -5,7 +5,7 @@
 import type { TestFn } from 'ava';
 import got, { type Got } from 'got';
 import path from 'node:path';
-import { startRedis } from './redis.js';
+import { startRedis, type RunningRedis } from './redis.js';
 import { startRedstate, type RedstateProcess } from './server.js';
 import { startService } from './sdk-service.js';
 
@@ -17,11 +17,20 @@ export interface Stack {
   ingress: Got;
   admin: Got;
   serviceUrl: string;
+  /** The Redis of a `redis` stack, to kill and restart it. */
+  redis?: RunningRedis;
   /** Execution counters kept by the SDK service (durable.mjs). */
   counts(): Promise<Record<string, number>>;
-  /** Rows of a SQL query over `/query` (JSON; NULL columns left out). */
-  query<T>(sql: string): Promise<T[]>;
   stop(): Promise<void>;
+}
+
+export type Rows = Array<Record<string, unknown>>;
+
+/** `POST /query` answered in JSON; the rows of a query that must succeed. */
+export async function sqlRows(admin: Got, sql: string): Promise<Rows> {
+  const res = await admin.post('query', { json: { query: sql }, headers: { accept: 'application/json' } });
+  if (res.statusCode !== 200) throw new Error(`query failed: ${res.statusCode} ${res.body}`);
+  return (JSON.parse(res.body) as { rows: Rows }).rows;
 }
 
 const client = (prefixUrl: string) =>
@@ -49,14 +58,10 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
     ingress: client(server.ingress),
     admin,
     serviceUrl: service.url,
+    ...(redis ? { redis } : {}),
     async counts() {
       const res = await fetch(`http://127.0.0.1:${service.countsPort}/counts`);
       return (await res.json()) as Record<string, number>;
-    },
-    async query<T>(sql: string) {
-      const res = await admin.post('query', { headers: { accept: 'application/json' }, json: { query: sql } });
-      if (res.statusCode !== 200) throw new Error(`query: ${res.statusCode} ${res.body}`);
-      return (JSON.parse(res.body) as { rows: T[] }).rows;
     },
     async stop() {
       await server.stop();

@@ -17,8 +17,8 @@ import {
   encodeSetStateCommand,
   MessageType,
 } from '../../src/protocol/messages.js';
-import { restartPrefix } from '../../src/runtime/operator.js';
-import { stateVersion } from '../../src/runtime/state-mutations.js';
+import { restartPrefix } from '../../src/runtime/services/operator.js';
+import { stateVersion } from '../../src/runtime/services/state-mutations.js';
 import type { JournalEntry } from '../../src/store/types.js';
 
 /** §3.1, every method, path and operationId of the reference's document. */

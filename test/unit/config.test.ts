@@ -1,7 +1,8 @@
 /** Configuration from flags and environment; bad values fail at start with one line. */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { readFileSync } from 'node:fs';
+import { ConfigError, loadConfig, settings, settingsMarkdown } from '../../src/config.js';
 
 test('defaults', (t) => {
   const c = loadConfig({}, []);
@@ -11,6 +12,10 @@ test('defaults', (t) => {
   t.is(c.dataDir, './.redstate');
   t.false(c.enableVqueues);
   t.false(c.enableProtocolV7);
+  t.is(c.nodePort, 5122);
+  t.is(c.logFormat, undefined);
+  t.is(c.logLevel, 'info');
+  t.is(c.tracingEndpoint, undefined);
 });
 
 test('environment, then flags override it', (t) => {
@@ -31,6 +36,14 @@ test('environment, then flags override it', (t) => {
   t.true(c.enableProtocolV7);
 });
 
+test('telemetry settings', (t) => {
+  const c = loadConfig({ REDSTATE_LOG_FORMAT: 'JSON', REDSTATE_LOG_LEVEL: 'warn', REDSTATE_TRACING_ENDPOINT: 'http://127.0.0.1:4318' }, ['--node-port', '0']);
+  t.is(c.logFormat, 'json');
+  t.is(c.logLevel, 'warn');
+  t.is(c.tracingEndpoint, 'http://127.0.0.1:4318');
+  t.is(c.nodePort, 0);
+});
+
 test('bad values are refused with a message naming the setting', (t) => {
   const bad: Array<[NodeJS.ProcessEnv, string[], RegExp]> = [
     [{ REDSTATE_INGRESS_PORT: 'abc' }, [], /REDSTATE_INGRESS_PORT: 'abc' is not a port/],
@@ -39,6 +52,9 @@ test('bad values are refused with a message naming the setting', (t) => {
     [{ REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES: 'maybe' }, [], /is not a boolean/],
     [{}, ['--bogus', '1'], /unknown flag '--bogus'/],
     [{}, ['--data-dir'], /--data-dir: missing value/],
+    [{ REDSTATE_LOG_FORMAT: 'xml' }, [], /REDSTATE_LOG_FORMAT: 'xml' is not one of json, pretty/],
+    [{ REDSTATE_LOG_LEVEL: 'loud' }, [], /is not one of fatal, error/],
+    [{ REDSTATE_TRACING_ENDPOINT: 'localhost:4318' }, [], /must start with http:\/\/ or https:\/\//],
   ];
   for (const [env, argv, message] of bad) {
     const err = t.throws(() => loadConfig(env, argv), { instanceOf: ConfigError });
@@ -50,4 +66,19 @@ test('the server exits with one line on a bad setting', (t) => {
   const r = spawnSync(process.execPath, ['dist/src/main.js', '--ingress-port', 'abc'], { encoding: 'utf8' });
   t.is(r.status, 2);
   t.is(r.stderr, "redstate: --ingress-port: 'abc' is not a port number (0-65535)\n");
+});
+
+test('--help lists every setting with its flag, environment variable and default', (t) => {
+  const r = spawnSync(process.execPath, ['dist/src/main.js', '--help'], { encoding: 'utf8' });
+  t.is(r.status, 0);
+  for (const s of settings) {
+    t.true(r.stdout.includes(`${s.flag} ${s.arg}`), s.flag);
+    t.true(r.stdout.includes(`[${s.env}, default: `), s.env);
+  }
+  t.true(r.stdout.includes('REDSTATE_PARTITIONS'));
+});
+
+test("README's settings table is the one generated from src/config.ts", (t) => {
+  const readme = readFileSync('README.md', 'utf8');
+  t.true(readme.includes(settingsMarkdown()), 'README.md is out of date: run `npm run build && npm run readme:settings`');
 });

@@ -3,7 +3,8 @@
  * exactly as arrow-json prints it, and the Arrow IPC stream with the reference's types.
  */
 import { tableFromIPC } from 'apache-arrow';
-import { formatDuration, formatTimestamp } from '../../src/query/json.js';
+import { formatDuration } from '../../src/query/json.js';
+import { rfc3339Auto as formatTimestamp } from '../../src/timestamps.js';
 import { ids, queryServerTest, type QueryServer } from '../support/query-fixture.js';
 
 const test = queryServerTest();

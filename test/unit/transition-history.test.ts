@@ -1,11 +1,11 @@
 /**
- * The history entries a commit adds (src/runtime/transition-history.ts), stepped through the
+ * The history entries a commit adds (src/runtime/kernel/transition-history.ts), stepped through the
  * real invocation machine: one entry per event the machine took, none for an event it ignores.
  */
 import test from 'ava';
 import { invocationSteps, type InvocationEvent, type InvocationInput } from '../../machines/invocation.js';
-import type { InvocationSnapshot } from '../../src/runtime/invocation-host.js';
-import { historyEntries, type SteppedEvent } from '../../src/runtime/transition-history.js';
+import type { InvocationSnapshot } from '../../src/runtime/kernel/persisted.js';
+import { historyEntries, type SteppedEvent } from '../../src/runtime/kernel/transition-history.js';
 
 const input: InvocationInput = {
   id: 'inv_1',

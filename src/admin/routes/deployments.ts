@@ -3,18 +3,21 @@
  */
 import type Router from '@koa/router';
 import { AdminError, MetaCode } from '../../errors.js';
-import type { Registry } from '../../registry/registry.js';
+import type { Registry, RegisterRequest } from '../../registry/registry.js';
+import type { Deployment } from '../../registry/types.js';
+import { LogField, type Logger } from '../../telemetry/log.js';
+import { errorFields } from '../funnel.js';
 import { readJsonBody, sendEmpty, sendJson } from '../http-io.js';
 import { boolQuery, decodeRegister, decodeUpdateDeployment, deploymentParam } from '../requests.js';
 import { deploymentDetailView, deploymentSummaryView, registerResponseView } from '../views.js';
 
-export function deploymentRoutes(router: Router, registry: Registry): void {
+export function deploymentRoutes(router: Router, registry: Registry, log: Logger): void {
   router.get('/deployments', (ctx) => {
     sendJson(ctx, 200, { deployments: registry.listDeployments().map(deploymentSummaryView) });
   });
 
   router.post('/deployments', async (ctx) => {
-    const body = decodeRegister(await readJsonBody(ctx));
+    const body = decodeRegister(readJsonBody(ctx));
     if (body.kind === 'lambda') {
       // The reference answers a Lambda it cannot reach with a discovery failure (§3.3).
       throw new AdminError(
@@ -24,7 +27,7 @@ export function deploymentRoutes(router: Router, registry: Registry): void {
       );
     }
     const { kind: _kind, ...request } = body;
-    const { created, deployment } = await registry.register(request);
+    const { created, deployment } = await registerLogged(registry, request, log);
     // The reference's location is relative, without a leading slash.
     sendJson(ctx, created ? 201 : 200, registerResponseView(deployment), { location: `deployments/${deployment.id}` });
   });
@@ -44,7 +47,27 @@ export function deploymentRoutes(router: Router, registry: Registry): void {
 
   router.patch('/deployments/:deployment', async (ctx) => {
     const id = deploymentParam(ctx.params['deployment'] ?? '');
-    const patch = decodeUpdateDeployment(await readJsonBody(ctx));
+    const patch = decodeUpdateDeployment(readJsonBody(ctx));
     sendJson(ctx, 200, deploymentDetailView(await registry.updateDeployment(id, patch)));
   });
+}
+
+/**
+ * Registers with one log line: info when stored (or found already registered), warn when
+ * refused (discovery failed, incompatible revision…), with the address and the META code.
+ */
+async function registerLogged(registry: Registry, request: RegisterRequest, log: Logger): Promise<{ created: boolean; deployment: Deployment }> {
+  const fields = { [LogField.deploymentAddress]: request.uri, ...(request.dryRun ? { dry_run: true } : {}) };
+  try {
+    const result = await registry.register(request);
+    const { deployment, created } = result;
+    log.info(
+      { ...fields, [LogField.deploymentId]: deployment.id, services: deployment.services.map((s) => s.name), created },
+      created ? 'deployment registered' : 'deployment already registered',
+    );
+    return result;
+  } catch (err) {
+    log.warn({ ...fields, ...errorFields(err) }, 'deployment registration failed');
+    throw err;
+  }
 }

@@ -4,31 +4,30 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { AdminError, AdminTextError } from '../../errors.js';
+import { AdminError, AdminTextError, DomainError } from '../../errors.js';
 import { IdError, parseDeploymentId, parseInvocationId } from '../../protocol/ids.js';
-import type { Runtime } from '../../runtime/runtime.js';
-import * as operator from '../../runtime/operator.js';
+import type { DeploymentChoice, OperatorOutcome, Runtime } from '../../runtime/runtime.js';
 import { sendEmpty, sendJson } from '../http-io.js';
 
 type Operation = 'cancel' | 'kill' | 'pause' | 'resume' | 'purge' | 'purge-journal';
 
-/** Status for success, and the message for `completed`/`notRunning`, per operation. */
-const answers: Record<Operation, { done: number; noop?: number; completed: string; notRunning?: string }> = {
-  cancel: { done: 202, completed: 'was already completed.' },
-  kill: { done: 200, completed: 'was already completed.' },
-  pause: { done: 202, noop: 200, completed: 'is not running, cannot be paused.', notRunning: 'is not running, cannot be paused.' },
-  resume: { done: 200, noop: 200, completed: 'is completed, cannot be resumed.' },
-  purge: { done: 200, completed: '' },
-  'purge-journal': { done: 200, completed: '' },
+/** The status of a success, and of a request that had nothing to do (reference-behavior.md §3.5). */
+const answers: Record<Operation, { done: number; noop?: number }> = {
+  cancel: { done: 202 },
+  kill: { done: 200 },
+  pause: { done: 202, noop: 200 },
+  resume: { done: 200, noop: 200 },
+  purge: { done: 200 },
+  'purge-journal': { done: 200 },
 };
 
-const run: Record<Operation, (rt: Runtime, id: string, ctx: Context) => Promise<operator.Outcome>> = {
-  cancel: (rt, id) => operator.cancel(rt, id),
-  kill: (rt, id) => operator.kill(rt, id),
-  pause: (rt, id) => operator.pause(rt, id),
-  resume: (rt, id, ctx) => operator.resume(rt, id, deploymentQuery(ctx)),
-  purge: (rt, id) => operator.purge(rt, id),
-  'purge-journal': (rt, id) => operator.purgeJournal(rt, id),
+const run: Record<Operation, (rt: Runtime, id: string, ctx: Context) => Promise<OperatorOutcome>> = {
+  cancel: (rt, id) => rt.operator.cancel(id),
+  kill: (rt, id) => rt.operator.kill(id),
+  pause: (rt, id) => rt.operator.pause(id),
+  resume: (rt, id, ctx) => rt.operator.resume(id, deploymentQuery(ctx)),
+  purge: (rt, id) => rt.operator.purge(id),
+  'purge-journal': (rt, id) => rt.operator.purgeJournal(id),
 };
 
 function invocationParam(raw: string): string {
@@ -48,7 +47,7 @@ function queryValue(ctx: Context, name: string): string | undefined {
 }
 
 /** `?deployment=latest|keep|dp_…` (resume and restart-as-new). */
-function deploymentQuery(ctx: Context): operator.DeploymentChoice | undefined {
+function deploymentQuery(ctx: Context): DeploymentChoice | undefined {
   const raw = queryValue(ctx, 'deployment');
   if (raw === undefined) return undefined;
   if (raw.toLowerCase() === 'latest') return { kind: 'latest' };
@@ -75,34 +74,10 @@ function fromQuery(ctx: Context): number | undefined {
   return n;
 }
 
-function notFound(id: string): AdminError {
-  return new AdminError(404, `The requested invocation '${id}' does not exist`);
-}
-
 async function perform(rt: Runtime, op: Operation, id: string, ctx: Context): Promise<number> {
   const outcome = await run[op](rt, id, ctx);
   const a = answers[op];
-  switch (outcome) {
-    case 'done':
-      return a.done;
-    case 'noop':
-      return a.noop ?? a.done;
-    case 'notFound':
-      throw notFound(id);
-    case 'completed':
-      throw new AdminError(409, `The invocation '${id}' ${a.completed}`);
-    case 'notRunning':
-      throw new AdminError(409, `The invocation '${id}' ${a.notRunning ?? a.completed}`);
-    case 'notCompleted':
-      throw new AdminError(409, `The invocation '${id}' is not yet completed.`);
-    case 'cannotChangeDeployment':
-      throw new AdminError(
-        409,
-        `The invocation '${id}' is still running or the deployment id is not pinned yet, deployment id cannot be changed.`,
-      );
-    case 'unknownDeployment':
-      throw new AdminError(404, `The requested deployment '${queryValue(ctx, 'deployment') ?? ''}' does not exist`);
-  }
+  return outcome === 'noop' ? (a.noop ?? a.done) : a.done;
 }
 
 async function restartAsNew(rt: Runtime, ctx: Context): Promise<void> {
@@ -110,29 +85,8 @@ async function restartAsNew(rt: Runtime, ctx: Context): Promise<void> {
   const from = fromQuery(ctx);
   const id = invocationParam(ctx.params['id']!);
   const deployment = deploymentQuery(ctx);
-  const result = await operator.restartAsNew(rt, id, { ...(from !== undefined ? { from } : {}), ...(deployment ? { deployment } : {}) });
-  switch (result.outcome) {
-    case 'done':
-      return sendJson(ctx, 200, { new_invocation_id: result.newInvocationId });
-    case 'notFound':
-      throw notFound(id);
-    case 'stillRunning':
-      throw new AdminError(409, `The invocation '${id}' is still running.`);
-    case 'unsupported':
-      throw new AdminError(
-        422,
-        `Restarting the invocation '${id}' is not supported. Restarting workflows is not supported, and restarting invocations created using the old service protocol.`,
-      );
-    case 'inputGone':
-      throw new AdminError(
-        410,
-        `The invocation '${id}' cannot be restarted because the input is not available. This indicates that the journal was already purged, or not retained at all.`,
-      );
-    case 'incompletePrefix':
-      throw new AdminError(400, `The prefix of the journal '${id}' up to 'from' (included) contains some Commands without respective Completions.`);
-    case 'unknownDeployment':
-      throw new AdminError(404, `The requested deployment '${queryValue(ctx, 'deployment') ?? ''}' does not exist`);
-  }
+  const { newInvocationId } = await rt.operator.restartAsNew(id, { ...(from !== undefined ? { from } : {}), ...(deployment ? { deployment } : {}) });
+  sendJson(ctx, 200, { new_invocation_id: newInvocationId });
 }
 
 export function invocationRoutes(runtime: Runtime) {
@@ -155,10 +109,12 @@ export function invocationRoutes(runtime: Runtime) {
           `Failed to deserialize query string: mode: unknown variant \`${raw}\`, expected one of \`Cancel\`, \`cancel\`, \`Kill\`, \`kill\`, \`Purge\`, \`purge\``,
         );
       }
+      const id = invocationParam(ctx.params['id']!);
       try {
-        await operator[mode as 'cancel' | 'kill' | 'purge'](runtime, invocationParam(ctx.params['id']!));
-      } catch {
-        // The deprecated endpoint answers 202 whatever the outcome.
+        await runtime.operator[mode as 'cancel' | 'kill' | 'purge'](id);
+      } catch (err) {
+        // The deprecated endpoint answers 202 whatever the operation found (a malformed id is still a 400).
+        if (!(err instanceof DomainError)) throw err;
       }
       sendEmpty(ctx, 202);
     });

@@ -22,13 +22,13 @@ const ruleView = (r: LimitRule) => ({
 
 export function limitRoutes(router: Router, registry: Registry): void {
   router.put('/limits/rules', async (ctx) => {
-    const changes = decodeUpsertRules(await readJsonBody(ctx));
+    const changes = decodeUpsertRules(readJsonBody(ctx));
     const rules = await registry.changeExtras((x) => upsertRules(x, changes, Date.now()));
     sendJson(ctx, 200, rules.map(ruleView));
   });
 
   router.post('/limits/rules/bulk-delete', async (ctx) => {
-    const deletes = decodeDeleteRules(await readJsonBody(ctx));
+    const deletes = decodeDeleteRules(readJsonBody(ctx));
     sendJson(ctx, 200, await registry.changeExtras((x) => deleteRules(x, deletes)));
   });
 

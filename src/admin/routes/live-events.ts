@@ -11,8 +11,7 @@ import { PassThrough } from 'node:stream';
 import type Router from '@koa/router';
 import { statusOf, type InvocationContext } from '../../../machines/invocation.js';
 import type { ObjectKeyContext } from '../../../machines/object-key.js';
-import { OBJECT_RECORD } from '../../runtime/object-locks.js';
-import { PROMISE_RECORD } from '../../runtime/promises.js';
+import { RecordKind } from '../../runtime/kernel/persisted.js';
 import type { ObservedStore, StoreChange } from '../../store/observed.js';
 import type { HistoryEntry } from '../../store/types.js';
 
@@ -43,7 +42,7 @@ export interface LiveChange {
   state: Array<{ service: string; key: string }>;
 }
 
-export const LIVE_RECORD_KINDS = [OBJECT_RECORD, PROMISE_RECORD];
+export const LIVE_RECORD_KINDS = [RecordKind.objectKey, RecordKind.promise];
 
 /** Past this much unsent output a client is too slow: its stream ends and it reloads. */
 const MAX_BUFFERED = 1 << 20;
@@ -59,13 +58,13 @@ function invocationOf(inv: StoreChange['invocations'][number]): LiveInvocation {
 export function liveChangeOf(change: StoreChange): LiveChange {
   const out: LiveChange = { deleted: change.deleted, invocations: change.invocations.map(invocationOf), objects: [], promises: [], state: change.state };
   for (const r of change.records) {
-    if (r.kind === OBJECT_RECORD) {
+    if (r.kind === RecordKind.objectKey) {
       const [service, key] = JSON.parse(r.key) as [string, string];
       const lock = r.value as { value: string; context: ObjectKeyContext } | null;
       out.objects.push(
         lock ? { service, key, state: lock.value, ...(lock.context.holder ? { holder: lock.context.holder } : {}), inbox: lock.context.inbox } : { service, key, inbox: [] },
       );
-    } else if (r.kind === PROMISE_RECORD) {
+    } else if (r.kind === RecordKind.promise) {
       const [service, key, name] = JSON.parse(r.key) as [string, string, string];
       out.promises.push({ service, key, name });
     }
@@ -73,7 +72,8 @@ export function liveChangeOf(change: StoreChange): LiveChange {
   return out;
 }
 
-export function liveEventRoutes(store: ObservedStore): (router: Router) => void {
+/** `stopping` ends every stream (the server stops: they would hold its graceful stop up). */
+export function liveEventRoutes(store: ObservedStore, stopping: AbortSignal): (router: Router) => void {
   return (router) => {
     router.get('/events', (ctx) => {
       const stream = new PassThrough();
@@ -90,12 +90,16 @@ export function liveEventRoutes(store: ObservedStore): (router: Router) => void 
       write('retry: 1000\n: connected\n\n');
       const unsubscribe = store.subscribe((change) => write(`data: ${JSON.stringify(liveChangeOf(change))}\n\n`));
       const ping = setInterval(() => write(': ping\n\n'), PING_MS);
+      const end = () => stream.end();
       const stop = () => {
         unsubscribe();
         clearInterval(ping);
+        stopping.removeEventListener('abort', end);
       };
       ctx.req.once('close', stop);
       stream.once('close', stop);
+      if (stopping.aborted) end();
+      else stopping.addEventListener('abort', end);
     });
   };
 }

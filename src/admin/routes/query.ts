@@ -39,7 +39,7 @@ export function queryRoutes(deps: QuerySources & { engine?: QueryEngine }): (rou
   const engine = deps.engine ?? new QueryEngine();
   return (router) => {
     router.post('/query', async (ctx) => {
-      const sql = decodeQueryRequest(await readJsonBody(ctx));
+      const sql = decodeQueryRequest(readJsonBody(ctx));
       const result = await engine.query(sql, storeRowSource(deps));
       ctx.status = 200;
       // Restate compares the header with `application/json` exactly (query.rs).

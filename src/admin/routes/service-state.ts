@@ -1,14 +1,13 @@
 /**
  * `POST /services/{name}/state` (reference-behavior.md §3.4): replaces the whole state of one
  * virtual-object key (or workflow id) after whatever exclusive invocation runs on it
- * (runtime/state-mutations.ts). 202 once the mutation is stored; a `version` that no longer
+ * (runtime/services/state-mutations.ts). 202 once the mutation is stored; a `version` that no longer
  * matches drops it silently, as in the reference.
  */
 import type Router from '@koa/router';
 import { AdminError, AdminTextError } from '../../errors.js';
 import type { Registry } from '../../registry/registry.js';
 import type { Runtime } from '../../runtime/runtime.js';
-import { submitStateMutation } from '../../runtime/state-mutations.js';
 import { readJsonBody, sendEmpty } from '../http-io.js';
 import { describeUnexpected, type JsonDocument, type JsonNode } from '../json-text.js';
 
@@ -87,14 +86,14 @@ export function serviceStateRoutes(runtime: Runtime, registry: Registry): (route
   return (router) => {
     router.post('/services/:service/state', async (ctx) => {
       // The body is checked before the service is looked up, as the reference's extractors do.
-      const body = decodeModifyServiceState(await readJsonBody(ctx));
+      const body = decodeModifyServiceState(readJsonBody(ctx));
       const name = ctx.params['service'] ?? '';
       const service = registry.getService(name);
       if (!service) throw new AdminError(404, `The requested service '${name}' does not exist`);
       if (service.ty === 'Service') throw new AdminError(400, `Cannot modify state for service type ${service.ty}`);
       // Scoped state needs the vqueues feature set, which this server does not have (§2.9).
       if (body.scope !== undefined) throw new AdminError(400, 'scoped state requires vqueues and scoped virtual objects to be enabled');
-      await submitStateMutation(runtime, {
+      await runtime.submitStateMutation({
         service: service.name,
         key: body.objectKey,
         state: body.newState,

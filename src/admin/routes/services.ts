@@ -28,7 +28,7 @@ export function serviceRoutes(router: Router, registry: Registry, ingressUrl: st
 
   router.patch('/services/:service', async (ctx) => {
     // The body is checked before the service is looked up, as the reference's extractors do.
-    const patch = decodeModifyService(await readJsonBody(ctx));
+    const patch = decodeModifyService(readJsonBody(ctx));
     sendJson(ctx, 200, serviceView(await registry.modifyService(ctx.params['service'] ?? '', patch)));
   });
 

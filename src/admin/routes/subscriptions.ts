@@ -20,11 +20,11 @@ import type { Registry } from '../../registry/registry.js';
 import { decodeCreateCluster, decodeCreateSubscription, decodeUpdateCluster, subscriptionParam } from '../extras-requests.js';
 import { readJsonBody, sendEmpty, sendJson } from '../http-io.js';
 import { boolQuery } from '../requests.js';
+import { rfc3339Nanos } from '../../timestamps.js';
 
 /** `2026-11-22T01:46:46.688000000Z`: nanosecond precision, as the reference prints it. */
-const nanoTimestamp = (ms: number) => new Date(ms).toISOString().replace(/Z$/, '000000Z');
 
-const clusterView = (c: KafkaCluster) => ({ name: c.name, properties: c.properties, created_at: nanoTimestamp(c.createdAt) });
+const clusterView = (c: KafkaCluster) => ({ name: c.name, properties: c.properties, created_at: rfc3339Nanos(c.createdAt) });
 const subscriptionView = (s: Subscription) => ({ id: s.id, source: s.source, sink: s.sink, options: s.options });
 
 function lastQuery(query: Record<string, string | string[] | undefined>, name: string): string | undefined {
@@ -38,7 +38,7 @@ export function subscriptionRoutes(router: Router, registry: Registry): void {
   });
 
   router.post('/kafka-clusters', async (ctx) => {
-    const { name, properties } = decodeCreateCluster(await readJsonBody(ctx));
+    const { name, properties } = decodeCreateCluster(readJsonBody(ctx));
     const cluster = await registry.changeExtras((x) => createCluster(x, name, properties, Date.now()));
     sendJson(ctx, 201, clusterView(cluster), { location: `kafka-clusters/${name}` });
   });
@@ -56,7 +56,7 @@ export function subscriptionRoutes(router: Router, registry: Registry): void {
 
   router.patch('/kafka-clusters/:name', async (ctx) => {
     const name = ctx.params['name'] ?? '';
-    const properties = decodeUpdateCluster(await readJsonBody(ctx));
+    const properties = decodeUpdateCluster(readJsonBody(ctx));
     sendJson(ctx, 200, clusterView(await registry.changeExtras((x) => updateCluster(x, name, properties))));
   });
 
@@ -77,7 +77,7 @@ export function subscriptionRoutes(router: Router, registry: Registry): void {
   });
 
   router.post('/subscriptions', async (ctx) => {
-    const body = decodeCreateSubscription(await readJsonBody(ctx));
+    const body = decodeCreateSubscription(readJsonBody(ctx));
     const exists = (service: string, handler: string) => registry.resolveHandler(service, handler) !== undefined;
     const subscription = await registry.changeExtras((x) => createSubscription(x, body, exists));
     sendJson(ctx, 201, subscriptionView(subscription), { location: `subscriptions/${subscription.id}` });

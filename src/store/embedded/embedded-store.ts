@@ -25,6 +25,7 @@ import {
   checkJournalIndex,
   checkTransition,
   conflictMessage,
+  recordConflictMessage,
   decodeEntry,
   decodeJson,
   encodeJson,
@@ -40,6 +41,7 @@ import {
   type Timer,
   type Transition,
 } from '../types.js';
+import { storeMetrics } from '../../telemetry/metrics.js';
 import { partitionKey, partitionRange, planTransition, type KeyRange, type Plan } from './plan.js';
 import { decodeTuple, tupleKey } from './tuple.js';
 
@@ -52,12 +54,15 @@ const EMPTY = Buffer.alloc(0);
 
 interface PendingWrite {
   writes: () => void;
+  /** performance.now() when the commit was asked for. */
+  since: number;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
 
 export class EmbeddedStore implements Store {
   private pending: PendingWrite[] = [];
+  private readonly metrics = storeMetrics('embedded');
 
   private constructor(
     private readonly root: RootDatabase,
@@ -73,7 +78,9 @@ export class EmbeddedStore implements Store {
     const root = open({ path, noSubdir: false, maxDbs: TABLES.length + 2 });
     const db = {} as Tables;
     for (const name of TABLES) db[name] = root.openDB<Buffer, Buffer>({ name, encoding: 'binary', keyEncoding: 'binary' });
-    return new EmbeddedStore(root, db, { backend: 'embedded', location: path, warnings: [] });
+    const store = new EmbeddedStore(root, db, { backend: 'embedded', location: path, warnings: [] });
+    store.metrics.connected.set(1);
+    return store;
   }
 
   async commit(t: Transition): Promise<void> {
@@ -94,7 +101,7 @@ export class EmbeddedStore implements Store {
    */
   private write(writes: () => void): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.pending.push({ writes, resolve, reject });
+      this.pending.push({ writes, since: performance.now(), resolve, reject });
       if (this.pending.length === 1) setImmediate(() => this.flushPending());
     });
   }
@@ -119,7 +126,10 @@ export class EmbeddedStore implements Store {
       for (const w of batch) w.reject(err);
       return;
     }
+    const durableAt = performance.now();
+    this.metrics.groupCommitSize.observe(batch.length);
     for (const w of batch) {
+      this.metrics.commitDuration.observe((durableAt - w.since) / 1000);
       const conflict = conflicts.get(w);
       if (conflict) w.reject(conflict);
       else w.resolve();
@@ -127,9 +137,9 @@ export class EmbeddedStore implements Store {
   }
 
   /**
-   * Checks every append before writing anything, so that a conflicting commit writes nothing:
-   * as in the Redis script, a deleted journal counts as empty and appends to one journal
-   * follow each other.
+   * Checks every append and record expectation before writing anything, so that a conflicting
+   * commit writes nothing: as in the Redis script, a deleted journal counts as empty and
+   * appends to one journal follow each other.
    */
   private apply(t: Transition, plan: Plan): void {
     const { db } = this;
@@ -138,6 +148,11 @@ export class EmbeddedStore implements Store {
       const length = lengths.get(append.id) ?? this.lengthOf(append.range);
       if (length !== append.at) throw new TransitionConflict(conflictMessage(t, i, length));
       lengths.set(append.id, length + append.entries.length);
+    });
+    plan.expects.forEach((expect, i) => {
+      const stored = db.records.get(expect.key) as Buffer | undefined;
+      const holds = expect.json === null ? stored === undefined : stored !== undefined && Buffer.compare(stored, expect.json) === 0;
+      if (!holds) throw new TransitionConflict(recordConflictMessage(t, i));
     });
     for (const d of plan.deletes) {
       db.snapshots.removeSync(d.snapshot);
@@ -276,6 +291,8 @@ export class EmbeddedStore implements Store {
   }
 
   async close(): Promise<void> {
+    // Commits handed in this turn are written (and answered) before the files close.
+    if (this.pending.length > 0) this.flushPending();
     await this.root.close();
   }
 

@@ -28,6 +28,8 @@ export interface Plan {
   outboxRemove: Buffer[];
   outboxAdd: Array<{ key: Buffer; json: Buffer }>;
   records: Array<{ key: Buffer; json: Buffer | null }>;
+  /** Record expectations: the stored value must be exactly `json` (null: absent). */
+  expects: Array<{ key: Buffer; json: Buffer | null }>;
   /** Keyed only once the history's last sequence number is known, inside the transaction. */
   history: Array<{ id: string; entries: Buffer[] }>;
 }
@@ -83,6 +85,9 @@ export function planTransition(t: Transition): Plan {
       key: partitionKey(p, rec.kind, rec.key),
       json: rec.value === null || rec.value === undefined ? null : json(rec.value, `record ${rec.kind}/${rec.key}`),
     })),
+    expects: (t.records ?? [])
+      .filter((rec) => rec.expect !== undefined)
+      .map((rec) => ({ key: partitionKey(p, rec.kind, rec.key), json: rec.expect === null ? null : json(rec.expect, `expected record ${rec.kind}/${rec.key}`) })),
     history: (t.history ?? []).map((h) => ({ id: h.id, entries: h.entries.map((e) => json(e, `history entry of ${h.id}`)) })),
   };
 }

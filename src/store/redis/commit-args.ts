@@ -24,11 +24,12 @@ export function commitArgs(t: Transition): CommitArgs {
   const outboxRemove = t.outboxRemove ?? [];
   const outboxAdd = t.outboxAdd ?? [];
   const records = t.records ?? [];
+  const expectations = records.filter((r) => r.expect !== undefined);
   const history = t.history ?? [];
 
   const keys: string[] = [k.invocations, k.active, k.timers, k.outbox];
   const args: ScriptArg[] = [
-    deletes, journal, invocations, state, timersRemove, timersAdd, outboxRemove, outboxAdd, records, history,
+    deletes, journal, invocations, state, timersRemove, timersAdd, outboxRemove, outboxAdd, records, expectations, history,
   ].map((section) => String(section.length));
   args.push(String(HISTORY_LIMIT));
 
@@ -40,6 +41,11 @@ export function commitArgs(t: Transition): CommitArgs {
     keys.push(k.journal(append.id));
     args.push(String(append.at), String(append.entries.length));
     for (const entry of append.entries) args.push(encodeEntry(entry));
+  }
+  for (const rec of expectations) {
+    keys.push(k.records(rec.kind));
+    if (rec.expect === null) args.push(rec.key, 'a');
+    else args.push(rec.key, 'v', encodeJson(rec.expect, `expected record ${rec.kind}/${rec.key}`));
   }
   for (const inv of invocations) {
     keys.push(k.snapshot(inv.id));

@@ -3,7 +3,8 @@
  * (`lua/commit-transition.lua`) makes a transition atomic; auto-pipelining sends the commits
  * that become ready in one event-loop turn as one pipeline, which is our group commit: with
  * `appendfsync always` Redis fsyncs once per event-loop iteration, before replying to any of
- * them (design.md, "Store").
+ * them (design.md, "Store"). A lost connection is one log line when it starts and one when it
+ * ends (ioredis reconnects by itself).
  */
 import { Redis } from 'ioredis';
 import {
@@ -14,6 +15,7 @@ import {
   decodeEntry,
   decodeJson,
   encodeJson,
+  recordConflictMessage,
   sortedUtf8,
 } from '../codec.js';
 import {
@@ -26,7 +28,10 @@ import {
   type Timer,
   type Transition,
 } from '../types.js';
+import { silentLogger, type Logger } from '../../telemetry/log.js';
+import { storeMetrics, type StoreMetrics } from '../../telemetry/metrics.js';
 import { commitArgs, type ScriptArg } from './commit-args.js';
+import { watchOutages } from './outages.js';
 import { checkDurability } from './durability.js';
 import { partitionKeys, registryKey } from './keys.js';
 import { readLuaScript } from './scripts.js';
@@ -37,19 +42,25 @@ export interface RedisStoreOptions {
    * the connection is reported instead of stalling the runtime. Default 15 000.
    */
   commandTimeout?: number;
+  /** Where outages are reported; default: nowhere. */
+  log?: Logger;
 }
 
-/** 0 when applied, or [1-based append index, journal length found] on a conflict. */
-type CommitReply = 0 | [number, number];
+/** 0 when applied; [1-based append index, journal length found] or ['record', 1-based expectation index] on a conflict. */
+type CommitReply = 0 | [number, number] | ['record', number];
 
 interface ScriptedRedis extends Redis {
   commitTransition(numKeys: number, keys: string[], args: ScriptArg[]): Promise<CommitReply>;
 }
 
 export class RedisStore implements Store {
+  /** Commits sent in this event-loop turn: ioredis pipelines them (setImmediate), one group. */
+  private groupSize = 0;
+
   private constructor(
     private readonly redis: ScriptedRedis,
     readonly info: StoreInfo,
+    private readonly metrics: StoreMetrics,
   ) {}
 
   static async open(url: string, options: RedisStoreOptions = {}): Promise<RedisStore> {
@@ -64,9 +75,9 @@ export class RedisStore implements Store {
       connectTimeout: 2000,
       commandTimeout: options.commandTimeout ?? 15_000,
     }) as ScriptedRedis;
-    // Failures reach callers through rejected commands; without a listener ioredis would
-    // print every reconnection error.
-    redis.on('error', () => {});
+    const location = withoutPassword(url);
+    const metrics = storeMetrics('redis');
+    watchOutages(redis, (options.log ?? silentLogger).child({ store: 'redis', location }), metrics.connected);
     try {
       await redis.connect();
       const lua = readLuaScript('commit-transition.lua');
@@ -75,7 +86,7 @@ export class RedisStore implements Store {
       // does not accept the shebang) at startup rather than at the first commit.
       await redis.script('LOAD', lua);
       const warnings = await checkDurability(redis);
-      return new RedisStore(redis, { backend: 'redis', location: withoutPassword(url), warnings });
+      return new RedisStore(redis, { backend: 'redis', location, warnings }, metrics);
     } catch (err) {
       redis.disconnect();
       throw err;
@@ -85,10 +96,21 @@ export class RedisStore implements Store {
   async commit(t: Transition): Promise<void> {
     checkTransition(t);
     const { keys, args } = commitArgs(t);
+    const started = performance.now();
+    this.countInGroup();
     const reply = await this.redis.commitTransition(keys.length, keys, args);
+    this.metrics.commitDuration.observe((performance.now() - started) / 1000);
     if (Array.isArray(reply)) {
-      throw new TransitionConflict(conflictMessage(t, reply[0] - 1, reply[1]));
+      throw new TransitionConflict(reply[0] === 'record' ? recordConflictMessage(t, reply[1] - 1) : conflictMessage(t, reply[0] - 1, reply[1]));
     }
+  }
+
+  private countInGroup(): void {
+    if (this.groupSize++ > 0) return;
+    setImmediate(() => {
+      this.metrics.groupCommitSize.observe(this.groupSize);
+      this.groupSize = 0;
+    });
   }
 
   async loadInvocation(partition: number, id: string): Promise<unknown | undefined> {

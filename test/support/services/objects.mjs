@@ -30,6 +30,14 @@ const counter = restate.object({
       return current + (delta ?? 1);
     },
     get: restate.handlers.object.shared(async (ctx) => (await ctx.get('count')) ?? 0),
+    // Writes state, then waits on an awakeable whose id goes out through the counters (not a
+    // ctx.run: nothing after the write may make the server store it).
+    setThenWait: async (ctx, { count, tag }) => {
+      ctx.set('count', count);
+      const { id, promise } = ctx.awakeable();
+      bump(`awk:${tag}=${id}`);
+      return { resolvedWith: await promise };
+    },
   },
 });
 

@@ -10,7 +10,7 @@
 
   Every key is passed in KEYS and all share the partition's hash tag, so the script runs in
   one Redis Cluster slot. Sections below are read in order by two cursors, one over KEYS
-  (from KEYS[5]) and one over ARGV (from ARGV[12]).
+  (from KEYS[5]) and one over ARGV (from ARGV[13]).
 
   Input:
     KEYS[1]  rs:{pN}:invocations   set of every invocation id
@@ -22,13 +22,15 @@
     ARGV[2]  J   journal appends            ARGV[7]  OR  outbox messages to remove
     ARGV[3]  I   invocation writes          ARGV[8]  OA  outbox messages to add
     ARGV[4]  S   state groups               ARGV[9]  R   record writes
-    ARGV[5]  TR  timers to remove           ARGV[10] H   history appends
-                                            ARGV[11]     history entries kept per invocation
+    ARGV[5]  TR  timers to remove           ARGV[10] E   record expectations
+                                            ARGV[11] H   history appends
+                                            ARGV[12]     history entries kept per invocation
 
     section          per item: ARGV                          per item: KEYS
     deletes      D x id                                  snapshot key, journal key, history key
     journal      J x at, n, entry_1 .. entry_n           journal key
                      (entry = 2-byte big-endian type + payload, binary)
+    expectations E x field, 'a' (absent) | 'v', JSON     record hash key
     invocations  I x id, snapshot JSON, '1' active | '0'  snapshot key
     state        S x n, op_1 .. op_n                     state hash key
                      (op = 's', field, value | 'c', field | 'a')
@@ -42,13 +44,14 @@
   Output:
     0            applied
     {j, length}  journal append j (1-based) expected another length; nothing was written
+    {'record', e} record expectation e (1-based) did not hold; nothing was written
 ]]
 
 local counts = {}
-for i = 1, 10 do counts[i] = tonumber(ARGV[i]) end
-local historyLimit = tonumber(ARGV[11])
+for i = 1, 11 do counts[i] = tonumber(ARGV[i]) end
+local historyLimit = tonumber(ARGV[12])
 
-local argAt, keyAt = 11, 4
+local argAt, keyAt = 12, 4
 local function nextArg()
   argAt = argAt + 1
   return ARGV[argAt]
@@ -58,7 +61,7 @@ local function nextKey()
   return KEYS[keyAt]
 end
 
--- Read deletes and appends first: the conflict check must see them before any write.
+-- Read deletes, appends and expectations first: the checks must see them before any write.
 local deletes = {}
 for i = 1, counts[1] do
   deletes[i] = { id = nextArg(), snapshot = nextKey(), journal = nextKey(), history = nextKey() }
@@ -77,6 +80,16 @@ for i, append in ipairs(appends) do
   local length = lengths[append.key] or redis.call('LLEN', append.key)
   if length ~= append.at then return { i, length } end
   lengths[append.key] = length + append.n
+end
+
+for i = 1, counts[10] do
+  local key, field, mode = nextKey(), nextArg(), nextArg()
+  local stored = redis.call('HGET', key, field)
+  if mode == 'a' then
+    if stored then return { 'record', i } end
+  elseif stored ~= nextArg() then
+    return { 'record', i }
+  end
 end
 
 -- From here on nothing can refuse the transition.
@@ -142,7 +155,7 @@ for _ = 1, counts[9] do
   end
 end
 
-for _ = 1, counts[10] do
+for _ = 1, counts[11] do
   local key, n = nextKey(), tonumber(nextArg())
   if n > 0 then
     redis.call('RPUSH', key, unpack(ARGV, argAt + 1, argAt + n))

@@ -1,0 +1,90 @@
+/**
+ * The layering of design.md, checked on every `npm test`:
+ *   main/server → ingress | admin → runtime | registry | query → store | protocol → telemetry,
+ *   runtime.ts → runtime/services → runtime/invoker → runtime/kernel,
+ *   machines/ pure (xstate only), no cycles anywhere.
+ */
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    { name: 'no-cycles', severity: 'error', from: {}, to: { circular: true } },
+    {
+      name: 'machines-are-pure',
+      comment: 'machines/ holds XState definitions only: no I/O, nothing from src/ (design.md, "Layout").',
+      severity: 'error',
+      from: { path: '^machines/' },
+      to: { path: '^src/' },
+    },
+    {
+      name: 'nothing-imports-the-http-layers',
+      comment:
+        'ingress and admin translate HTTP into runtime calls; only the server wires them. The web UI (src/ui/, a browser bundle) takes the wire types of the admin routes it calls.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/(ingress|admin|ui)/', '^src/server\\.ts$'] },
+      to: { path: '^src/(ingress|admin)/' },
+    },
+    {
+      name: 'ingress-and-admin-stay-apart',
+      severity: 'error',
+      from: { path: '^src/ingress/' },
+      to: { path: '^src/admin/' },
+    },
+    {
+      name: 'runtime-does-not-query',
+      severity: 'error',
+      from: { path: '^src/(runtime|registry|store|protocol)/' },
+      to: { path: '^src/query/' },
+    },
+    {
+      name: 'lower-layers-stay-low',
+      comment: 'store and protocol are the bottom: they know nothing of the runtime, the registry or the query engine.',
+      severity: 'error',
+      from: { path: '^src/(store|protocol)/' },
+      to: { path: '^src/(runtime|registry|query)/' },
+    },
+    {
+      name: 'telemetry-is-a-leaf',
+      comment: 'logs, metrics and traces are used by every layer, so they use none of them (config types aside).',
+      severity: 'error',
+      from: { path: '^src/telemetry/' },
+      to: { path: '^src/', pathNot: ['^src/telemetry/', '^src/config\\.ts$'] },
+    },
+    {
+      name: 'registry-below-runtime',
+      severity: 'error',
+      from: { path: '^src/registry/' },
+      to: { path: '^src/runtime/' },
+    },
+    {
+      name: 'kernel-is-the-bottom-of-the-runtime',
+      severity: 'error',
+      from: { path: '^src/runtime/kernel/' },
+      to: { path: '^src/runtime/(invoker|services)/|^src/runtime/runtime\\.ts$' },
+    },
+    {
+      name: 'invoker-below-services',
+      severity: 'error',
+      from: { path: '^src/runtime/invoker/' },
+      to: { path: '^src/runtime/services/|^src/runtime/runtime\\.ts$' },
+    },
+    {
+      name: 'services-below-the-composition-root',
+      severity: 'error',
+      from: { path: '^src/runtime/services/' },
+      to: { path: '^src/runtime/runtime\\.ts$' },
+    },
+    {
+      name: 'outside-sees-the-runtime-through-its-face',
+      comment: 'the HTTP layers use runtime.ts and the runtime shared types, not its inner services.',
+      severity: 'error',
+      from: { path: '^src/(ingress|admin)/' },
+      to: { path: '^src/runtime/(invoker|services)/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};

@@ -1,0 +1,32 @@
+/**
+ * Answering with an invocation's outcome (reference-behavior.md §2.4, §2.6): `output` peeks
+ * (470 while it runs), `attach` waits. A result that was already stored carries
+ * `idempotency-expires`, the end of its retention; one waited for does not.
+ */
+import type { Context } from 'koa';
+import { IngressError } from '../errors.js';
+import type { IngressDeps } from './deps.js';
+import { writeCompletion } from './results.js';
+
+/** The stored outcome, without waiting: 470 while the invocation runs. */
+export async function answerOutput(ctx: Context, deps: IngressDeps, id: string): Promise<void> {
+  const out = await deps.runtime.output(id);
+  if (out.state === 'missing') throw new IngressError(404, 'invocation not found');
+  if (out.state === 'pending') throw new IngressError(470, 'the invocation exists but has not completed yet');
+  writeCompletion(ctx, deps.registry, out, out.expiresAt);
+}
+
+/**
+ * The outcome of an invocation, waiting for it if it still runs. A result that was already
+ * stored carries `idempotency-expires`; one waited for does not (reference §2.6).
+ */
+export async function answerAttach(ctx: Context, deps: IngressDeps, id: string): Promise<void> {
+  const before = await deps.runtime.output(id);
+  if (before.state === 'completed') {
+    writeCompletion(ctx, deps.registry, before, before.expiresAt);
+    return;
+  }
+  const done = before.state === 'missing' ? undefined : await deps.runtime.attach(id);
+  if (!done) throw new IngressError(404, 'not found', 'invocation', { invocationId: id });
+  writeCompletion(ctx, deps.registry, done);
+}

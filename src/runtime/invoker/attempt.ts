@@ -1,0 +1,307 @@
+/**
+ * One attempt of an invocation: one HTTP stream to the deployment (service-protocol.md §16b),
+ * its lifecycle stepped through machines/attempt.ts.
+ *
+ * It replays the journal after `Start`, turns the SDK frames that arrive together into one
+ * batch on the invocation's queue (one commit per batch; a batch never waits for frames of a
+ * later turn of the event loop, so what the SDK sent is stored, and visible, at once), forwards
+ * notifications once they are stored, and provokes suspension by half-closing the request
+ * after the inactivity timeout (§11). It never decides the invocation's fate: it reports End,
+ * Suspension, Error or a broken stream to the invocation's machine.
+ */
+import { encodeFrame, FrameDecoder, type Frame } from '../../protocol/framing.js';
+import { decodeNotification, encodeProposeRunCompletionAck, isCommand, isNotification, messageName, MessageType } from '../../protocol/messages.js';
+import type { InvocationStream, StreamHandlers, Transport } from '../../protocol/transport.js';
+import type { Registry } from '../../registry/registry.js';
+import type { Store } from '../../store/types.js';
+import { ProtocolCode } from '../../errors.js';
+import { attemptEffects, attemptSteps, isStreaming, type AttemptEffect, type AttemptEvent } from '../../../machines/attempt.js';
+import type { InvocationContext, InvocationEvent } from '../../../machines/invocation.js';
+import type { SnapshotFrom } from 'xstate';
+import type { attemptMachine } from '../../../machines/attempt.js';
+import type { AttemptHandle, InvocationActor } from '../kernel/invocation-actor.js';
+import type { Logger } from '../types.js';
+import { recordEnqueue, recordInvocationTask } from '../../telemetry/metrics.js';
+import { JournalEvent, startAttemptSpan, type TraceSpan } from '../../telemetry/tracing.js';
+import { PROMISE_COMMANDS, type CommandScope, type TargetOutcome } from './commands/index.js';
+import { PromiseChanges, type PromiseQueues } from './commands/promise-records.js';
+import { readBatch } from './frames.js';
+import { sessionFor, type Session } from './session.js';
+import { startFrames } from './start.js';
+
+/** What attempts need from the runtime around them. */
+export interface InvokerDeps {
+  readonly store: Store;
+  readonly registry: Registry;
+  readonly transport: Transport;
+  readonly enableProtocolV7: boolean;
+  readonly log: Logger;
+  /** Serialises promise changes per workflow id. */
+  readonly promises: PromiseQueues;
+  now(): number;
+  /** Another invocation's committed outcome, for attach and get-output. */
+  outcomeOf(id: string): Promise<TargetOutcome>;
+  /** A stored Attach command waits for its target: answer it when the target completes. */
+  watchAttach(callerId: string, completionId: number, targetId: string): void;
+}
+
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+export class Attempt implements AttemptHandle {
+  private machine: SnapshotFrom<typeof attemptMachine>;
+  private readonly session: Session | undefined;
+  private readonly setupError: string | undefined;
+  private stream: InvocationStream | undefined;
+  private readonly decoder = new FrameDecoder();
+  /** Frames received and not yet taken by a batch. */
+  private received: Frame[] = [];
+  private sentUpTo = 0;
+  /** Journal indices of run completions the SDK asked to be acked instead (v7, §10). */
+  private readonly acks = new Set<number>();
+  /** The deployment to pin in this attempt's first commit, if none is pinned yet. */
+  private pin: string | undefined;
+  private inactivityTimer: NodeJS.Timeout | undefined;
+  private abortTimer: NodeJS.Timeout | undefined;
+  /** When tracing is on: this attempt's span, whose context the service gets as `traceparent`. */
+  private readonly span: TraceSpan | undefined;
+
+  /**
+   * Opens the stream at once, without sending anything on it, so that the connection setup on
+   * both sides overlaps the commit that starts this attempt. Nothing of the invocation is sent
+   * before `start`, and `start` is only called once that commit is stored. `context` is the
+   * one that commit stores.
+   */
+  constructor(
+    private readonly deps: InvokerDeps,
+    readonly actor: InvocationActor,
+    context: InvocationContext,
+  ) {
+    let session: Session | undefined;
+    let setupError: string | undefined;
+    recordEnqueue(actor.partition);
+    try {
+      session = sessionFor(deps.registry, deps.enableProtocolV7, actor.id, context);
+      this.span = startAttemptSpan({ invocationId: actor.id, target: context.target, attempt: context.retryCount + 1, deploymentId: session.deployment.id, parent: context.traceparent });
+      const stream = this.span ? { ...session.stream, headers: { ...session.stream.headers, traceparent: this.span.traceparent() } } : session.stream;
+      this.stream = deps.transport.open(stream, this.streamHandlers(session));
+    } catch (err) {
+      setupError = message(err);
+    }
+    this.session = session;
+    this.setupError = setupError;
+    this.pin = session?.pin;
+    const timeouts = session?.handler ?? { inactivityTimeout: 0, abortTimeout: 0 };
+    [this.machine] = attemptSteps.initial({
+      requestResponse: session?.requestResponse ?? false,
+      inactivityTimeout: timeouts.inactivityTimeout,
+      abortTimeout: timeouts.abortTimeout,
+    });
+  }
+
+  start(): void {
+    this.send(this.setupError === undefined ? { type: 'start' } : { type: 'broken', message: this.setupError, code: 500 });
+  }
+
+  /** Sends every notification stored since the last flush, in journal order. */
+  flush(): void {
+    if (!this.stream?.requestOpen || !isStreaming(this.machine.value)) return;
+    const entries = this.actor.journal.entries;
+    const frames: Buffer[] = [];
+    for (let i = this.sentUpTo; i < entries.length; i++) {
+      const e = entries[i]!;
+      if (!isNotification(e.type)) continue;
+      frames.push(
+        this.acks.has(i)
+          ? encodeFrame(MessageType.ProposeRunCompletionAck, encodeProposeRunCompletionAck({ completionId: decodeNotification(e.payload).completionId ?? 0 }))
+          : encodeFrame(e.type, e.payload),
+      );
+    }
+    this.sentUpTo = entries.length;
+    if (frames.length > 0) this.stream.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
+  }
+
+  close(): void {
+    this.send({ type: 'close' });
+  }
+
+  abort(reason: string): void {
+    this.send({ type: 'abort', reason });
+  }
+
+  private get over(): boolean {
+    return this.machine.status === 'done';
+  }
+
+  private send(event: AttemptEvent): void {
+    const wasOver = this.over;
+    const [next, actions] = attemptSteps.next(this.machine, event);
+    this.machine = next;
+    for (const effect of attemptEffects(actions)) this.perform(effect);
+    if (!wasOver && this.over) this.span?.end();
+  }
+
+  private perform(e: AttemptEffect): void {
+    switch (e.type) {
+      case 'sendStart':
+        void this.sendStart();
+        return;
+      case 'armInactivity':
+        clearTimeout(this.inactivityTimer);
+        this.inactivityTimer = setTimeout(() => this.send({ type: 'inactive' }), e.params.ms).unref();
+        return;
+      case 'armAbort':
+        clearTimeout(this.abortTimer);
+        this.abortTimer = setTimeout(() => this.send({ type: 'abortTimeout' }), e.params.ms).unref();
+        return;
+      case 'clearTimers':
+        clearTimeout(this.inactivityTimer);
+        clearTimeout(this.abortTimer);
+        return;
+      case 'endRequest':
+        this.stream?.endRequest();
+        return;
+      case 'abortStream':
+        this.stream?.abort(e.params.reason);
+        return;
+      case 'reportFailure':
+        recordInvocationTask('failed', this.actor.partition);
+        this.span?.fail(e.params.message);
+        this.actor.attemptFailed(this, e.params).catch((err: unknown) => this.deps.log.error(`invocation ${this.actor.id}: ${message(err)}`));
+        return;
+    }
+  }
+
+  private async sendStart(): Promise<void> {
+    try {
+      const { handler } = this.session!;
+      const { target } = this.actor.context;
+      const eager = target.key !== undefined && !handler.enableLazyState;
+      const state = eager ? await this.deps.store.readState(this.actor.partition, target.service, target.key!) : undefined;
+      if (this.over || this.actor.attempt !== this) return;
+      this.sentUpTo = this.actor.journal.length;
+      this.stream!.write(
+        startFrames({
+          id: this.actor.id,
+          key: target.key,
+          journal: this.actor.journal.entries,
+          state,
+          retryCountSinceLastStoredEntry: this.actor.failuresSinceGrowth,
+          durationSinceLastStoredEntry: Math.max(0, this.deps.now() - this.actor.lastGrowthAt),
+        }),
+      );
+      recordInvocationTask('started', this.actor.partition);
+      this.send({ type: 'replayed' });
+    } catch (err) {
+      this.send({ type: 'broken', message: message(err), code: 500 });
+    }
+  }
+
+  private streamHandlers(session: Session): StreamHandlers {
+    return {
+      onResponse: (status, headers) => {
+        if (status !== 200) this.send({ type: 'broken', message: `unexpected status ${status} from the deployment`, code: status === 415 ? 415 : 500 });
+        else if (headers['content-type'] !== session.contentType) {
+          this.send({ type: 'broken', message: `unexpected content-type '${String(headers['content-type'])}' from the deployment`, code: 500 });
+        }
+      },
+      onData: (chunk) => this.onData(chunk),
+      onEnd: () => this.streamEnded('the deployment ended the stream without End, Suspension or Error'),
+      onError: (err) => this.streamEnded(err.message),
+    };
+  }
+
+  /**
+   * The response is over. Frames that arrived before it are still queued on the invocation,
+   * so the verdict waits behind them: only a stream that ended without End, Suspension or
+   * Error is a failed attempt.
+   */
+  private streamEnded(reason: string): void {
+    this.actor
+      .run(async () => {
+        if (!this.over && this.actor.attempt === this) this.send({ type: 'broken', message: reason, code: 500 });
+      })
+      .catch((err: unknown) => this.deps.log.error(`invocation ${this.actor.id}: ${message(err)}`));
+  }
+
+  private onData(chunk: Buffer): void {
+    let frames: Frame[];
+    try {
+      frames = this.decoder.push(chunk);
+    } catch (err) {
+      this.send({ type: 'broken', message: `bad frame from the deployment: ${message(err)}`, code: ProtocolCode.protocolViolation });
+      return;
+    }
+    if (frames.length === 0) return;
+    this.send({ type: 'frames' });
+    // Frames that arrive before the batch job starts join it: one commit per burst.
+    const first = this.received.length === 0;
+    this.received.push(...frames);
+    if (first) this.actor.run(() => this.processReceived()).catch((err: unknown) => this.deps.log.error(`invocation ${this.actor.id}: ${message(err)}`));
+  }
+
+  /** A batch with promise commands is read and committed under its workflow id's promise queue. */
+  private async processReceived(): Promise<void> {
+    const frames = this.received;
+    this.received = [];
+    if (this.over || this.actor.attempt !== this) return;
+    const { target } = this.actor.context;
+    if (target.serviceTy !== 'Workflow' || target.key === undefined || !frames.some((f) => PROMISE_COMMANDS.has(f.type))) return this.commitBatch(frames);
+    const { promises, store } = this.deps;
+    return promises.run(target.service, target.key, () => this.commitBatch(frames, new PromiseChanges(store, this.actor.partition, target.service, target.key!)));
+  }
+
+  private async commitBatch(frames: Frame[], promises?: PromiseChanges): Promise<void> {
+    const now = this.deps.now();
+    const journalAt = this.actor.journal.length;
+    const batch = await readBatch(frames, {
+      scope: this.scope(now, journalAt, promises),
+      protocolVersion: this.session!.version,
+      now,
+      storedOutput: () => this.actor.journal.lastOutput(),
+    });
+    if (this.span) for (const e of batch.entries.filter((x) => isCommand(x.type))) this.span.event(JournalEvent.newCommand, { [JournalEvent.commandType]: messageName(e.type) });
+    if (batch.ended) {
+      recordInvocationTask(batch.failed ? 'failed' : batch.events.some((e) => e.type === 'suspend') ? 'suspended' : 'completed', this.actor.partition);
+      if (batch.failed) this.span?.fail('the attempt failed');
+      this.send({ type: 'ended' });
+    }
+    if (batch.entries.length === 0 && batch.events.length === 0) return;
+    for (const offset of batch.acks) this.acks.add(journalAt + offset);
+    const events: InvocationEvent[] = this.pin ? [{ type: 'pinDeployment', deploymentId: this.pin, now }, ...batch.events] : batch.events;
+    this.pin = undefined;
+    const { service, key } = this.actor.context.target;
+    await this.actor.commit({
+      events,
+      entries: batch.entries,
+      write: {
+        timersAdd: batch.timersAdd,
+        outboxAdd: batch.outboxAdd,
+        ...(batch.state.length > 0 ? { state: [{ service, key: key ?? '', ops: batch.state }] } : {}),
+        ...(promises ? { records: promises.writes() } : {}),
+      },
+    });
+    // Counted after the commit: entries stored with the failure came before it (Start field 7).
+    if (batch.failed) this.actor.failuresSinceGrowth++;
+    // Only stored attaches wait: a lost commit leaves nothing to answer (§13 rule 5).
+    for (const w of batch.attachWaits) this.deps.watchAttach(this.actor.id, w.completionId, w.targetId);
+  }
+
+  private scope(now: number, journalAt: number, promises: PromiseChanges | undefined): CommandScope {
+    let n = 0;
+    const { store, registry } = this.deps;
+    return {
+      invocationId: this.actor.id,
+      partition: this.actor.partition,
+      target: this.actor.context.target,
+      handlerTy: this.session!.handler.handler.ty,
+      store,
+      registry,
+      now,
+      pendingState: [],
+      // Unique and stable: each batch that writes messages appends at least their commands.
+      nextMessageId: () => `${this.actor.id}:${journalAt}:${n++}`,
+      ...(promises ? { promises } : {}),
+      outcomeOf: (id) => this.deps.outcomeOf(id),
+    };
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * The `object-key` actors (machines/object-key.ts): one per virtual-object key or workflow id,
+ * persisted as a record of the key's partition.
+ *
+ * Every change to a key's lock runs on the actor's queue and is committed *together with* the
+ * invocation change that caused it (creation, completion), so the lock and the invocations
+ * can never disagree in the store. Invocation jobs may wait for a key's queue; key jobs never
+ * wait for an invocation's queue, so the two cannot deadlock.
+ *
+ * A commit that fails leaves the outcome unknown (it may have landed): the actor is dropped
+ * and the next `get` reads the key's record again, never the stale in-memory state. Every
+ * change also expects the record to hold what this actor last read or wrote (a
+ * compare-and-set in the store), so the lock can only move from the holder the store names,
+ * whatever an actor believes.
+ */
+import { objectKeyEffects, objectKeySteps, type ObjectKeyEvent } from '../../../machines/object-key.js';
+import type { RecordWrite, Store } from '../../store/types.js';
+import { objectRecordKey, persistObjectKey, readObjectKey, RecordKind, restoreObjectKey, type ObjectKeySnapshot } from './persisted.js';
+import { SerialQueue } from './serial-queue.js';
+import { SingleFlight } from './single-flight.js';
+import { recordActorsInMemory } from '../../telemetry/metrics.js';
+
+export interface LockChange {
+  record: RecordWrite;
+  /** Invocations that got the lock by this change. */
+  granted: string[];
+}
+
+export class ObjectKeyActor {
+  private readonly queue = new SerialQueue();
+  private stale = false;
+
+  /**
+   * @param stored the record exactly as the store holds it (null: none yet), expected by the
+   *   next change
+   */
+  constructor(
+    readonly service: string,
+    readonly key: string,
+    private snapshot: ObjectKeySnapshot,
+    private stored: unknown,
+    private readonly forget: (actor: ObjectKeyActor, err: unknown) => void,
+  ) {}
+
+  get holder(): string | undefined {
+    return this.snapshot.context.holder;
+  }
+
+  /** Whether this id holds the lock or waits for it. */
+  has(id: string): boolean {
+    return this.snapshot.context.holder === id || this.snapshot.context.inbox.includes(id);
+  }
+
+  /** Runs `job` after every earlier job of this key. */
+  run<T>(job: () => Promise<T>): Promise<T> {
+    return this.queue.run(job);
+  }
+
+  /**
+   * Computes a lock change; `commit` must store `change.record` with the caller's own writes.
+   * The in-memory state moves only once that commit succeeded. Call inside `run`.
+   */
+  async change(event: ObjectKeyEvent, commit: (change: LockChange) => Promise<void>): Promise<LockChange> {
+    if (this.stale) throw new Error(`the lock of ${this.service}/${this.key} must be read again from the store`);
+    const [next, actions] = objectKeySteps.next(this.snapshot, event);
+    const change: LockChange = {
+      record: { kind: RecordKind.objectKey, key: objectRecordKey(this.service, this.key), value: persistObjectKey(next), expect: this.stored },
+      granted: objectKeyEffects(actions).map((e) => e.params.invocationId),
+    };
+    try {
+      await commit(change);
+    } catch (err) {
+      this.stale = true;
+      this.forget(this, err);
+      throw err;
+    }
+    this.snapshot = next;
+    this.stored = change.record.value;
+    return change;
+  }
+}
+
+/** The live lock actors, loaded from the store on first use. */
+export class ObjectLocks {
+  private readonly actors = new Map<string, ObjectKeyActor>();
+  private readonly loading = new SingleFlight<ObjectKeyActor>();
+
+  /** @param lost told of the partition of a change whose commit failed, its outcome unknown */
+  constructor(
+    private readonly store: Store,
+    private readonly lost: (partition: number, err: unknown) => void = () => {},
+  ) {}
+
+  async get(partition: number, service: string, key: string): Promise<ObjectKeyActor> {
+    const id = objectRecordKey(service, key);
+    const live = this.actors.get(id);
+    if (live) return live;
+    return this.loading.run(id, async () => {
+      const stored = await this.store.getRecord(partition, RecordKind.objectKey, id);
+      const snapshot = stored !== undefined ? restoreObjectKey(readObjectKey(stored)) : objectKeySteps.initial({ service, key })[0];
+      const actor = new ObjectKeyActor(service, key, snapshot, stored ?? null, (a, err) => {
+        if (this.actors.get(id) === a) {
+          this.actors.delete(id);
+          recordActorsInMemory('object_key', -1);
+        }
+        this.lost(partition, err);
+      });
+      this.actors.set(id, actor);
+      recordActorsInMemory('object_key', 1);
+      return actor;
+    });
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The persisted forms of the actors and the records of a partition, and the one place that
+ * reads them back. Every form carries a version `v`; a stored value of an older version goes
+ * through the upgrade function of its kind, so the rest of the runtime only ever sees the
+ * current shape. Version 0 is what redstate stored before versions existed (the same shape,
+ * without `v`).
+ */
+import type { SnapshotFrom } from 'xstate';
+import { invocationMachine, retentionEnd, type InvocationContext } from '../../../machines/invocation.js';
+import { objectKeyMachine, type ObjectKeyContext } from '../../../machines/object-key.js';
+import type { CompletedInvocation, PersistedInvocation } from '../types.js';
+
+export type InvocationSnapshot = SnapshotFrom<typeof invocationMachine>;
+export type ObjectKeySnapshot = SnapshotFrom<typeof objectKeyMachine>;
+
+export interface PersistedObjectKey {
+  v: 1;
+  value: string;
+  context: ObjectKeyContext;
+}
+
+/** Record kinds of a partition (store `records`). */
+export const RecordKind = {
+  /** One per virtual-object key or workflow id: its lock (kernel/object-keys.ts). */
+  objectKey: 'object',
+  /** One per durable promise of a workflow (invoker/commands/promises.ts). */
+  promise: 'promise',
+  /** Admin state writes waiting for their key's lock (services/state-mutations.ts). */
+  stateMutation: 'stateMutation',
+} as const;
+
+/** The record key of a virtual-object key or workflow id. */
+export function objectRecordKey(service: string, key: string): string {
+  return JSON.stringify([service, key]);
+}
+
+class UnreadableRecord extends Error {
+  constructor(what: string, raw: unknown) {
+    super(`cannot read a stored ${what}: ${JSON.stringify(raw)?.slice(0, 200)}`);
+    this.name = 'UnreadableRecord';
+  }
+}
+
+function isVersioned(raw: unknown): raw is { v?: unknown; value: unknown; context: unknown } {
+  return typeof raw === 'object' && raw !== null && 'value' in raw && 'context' in raw;
+}
+
+/**
+ * A stored snapshot in its current form; throws on something that is not one. Versions 0 and 1
+ * have the same shape; a later version gets its upgrade step here.
+ */
+function readSnapshot<C>(what: string, raw: unknown): { v: 1; value: string; context: C } {
+  if (!isVersioned(raw) || typeof raw.value !== 'string') throw new UnreadableRecord(what, raw);
+  if (raw.v !== undefined && raw.v !== 1) throw new UnreadableRecord(`${what} of version ${String(raw.v)}`, raw);
+  return { v: 1, value: raw.value, context: raw.context as C };
+}
+
+export function readInvocation(raw: unknown): PersistedInvocation {
+  return readSnapshot<InvocationContext>('invocation', raw);
+}
+
+export function readObjectKey(raw: unknown): PersistedObjectKey {
+  return readSnapshot<ObjectKeyContext>('object key', raw);
+}
+
+export function persistInvocation(snapshot: InvocationSnapshot): PersistedInvocation {
+  return { v: 1, value: String(snapshot.value), context: snapshot.context };
+}
+
+export function persistObjectKey(snapshot: ObjectKeySnapshot): PersistedObjectKey {
+  return { v: 1, value: String(snapshot.value), context: snapshot.context };
+}
+
+export function restoreInvocation(p: PersistedInvocation): InvocationSnapshot {
+  return invocationMachine.resolveState({ value: p.value, context: p.context });
+}
+
+export function restoreObjectKey(p: PersistedObjectKey): ObjectKeySnapshot {
+  return objectKeyMachine.resolveState({ value: p.value, context: p.context });
+}
+
+/** The result of a completed invocation, with the end of its retention; undefined while it runs. */
+export function completedOf(id: string, context: InvocationContext): CompletedInvocation | undefined {
+  if (!context.completion || context.completedAt === undefined) return undefined;
+  return {
+    id,
+    target: context.target,
+    completion: context.completion,
+    completedAt: context.completedAt,
+    expiresAt: retentionEnd(context),
+  };
+}
+
+/** A workflow's `run`: it runs once per workflow id and cannot be restarted. */
+export function isWorkflowRunContext(context: Pick<InvocationContext, 'target' | 'exclusive'>): boolean {
+  return context.target.serviceTy === 'Workflow' && context.exclusive === true;
+}

@@ -1,0 +1,51 @@
+/**
+ * What one step of an invocation writes: the one place where the machine's effects become
+ * store writes (design.md, "The invariant"). An `armTimer` becomes a durable timer, a
+ * `respond` to a caller becomes an outbox message with the result, and the snapshot and the
+ * journal entries go with them, all in one `Transition`.
+ */
+import type { Completion, InvocationEffect } from '../../../machines/invocation.js';
+import type { JournalEntry, OutboxMessage, Timer, Transition } from '../../store/types.js';
+import type { Caller, OutboxBody } from '../types.js';
+import { persistInvocation, type InvocationSnapshot } from './persisted.js';
+import { timerKey } from './timer-keys.js';
+
+/** Writes a caller adds to a step: state, promises, timers of commands, outbox messages... */
+export type ExtraWrites = Omit<Transition, 'partition' | 'invocations' | 'journal'>;
+
+export interface StepWrites {
+  id: string;
+  partition: number;
+  snapshot: InvocationSnapshot;
+  /** Whether the snapshot differs from the stored one. */
+  snapshotChanged: boolean;
+  effects: InvocationEffect[];
+  /** Entries to append, and the journal length they expect to find. */
+  entries: JournalEntry[];
+  journalAt: number;
+  extra?: ExtraWrites;
+}
+
+export function transitionOf(w: StepWrites): Transition {
+  const timersAdd: Timer[] = [...(w.extra?.timersAdd ?? [])];
+  const outboxAdd: OutboxMessage[] = [...(w.extra?.outboxAdd ?? [])];
+  const { caller, completion } = w.snapshot.context;
+  for (const e of w.effects) {
+    if (e.type === 'armTimer') timersAdd.push({ key: timerKey[e.params.kind](w.id), dueAt: e.params.dueAt });
+    else if (e.type === 'respond' && caller && completion) outboxAdd.push({ id: `${w.id}:result`, body: resultMessage(caller, completion) });
+  }
+  return {
+    ...w.extra,
+    partition: w.partition,
+    ...(w.snapshotChanged ? { invocations: [{ id: w.id, snapshot: persistInvocation(w.snapshot), active: w.snapshot.status !== 'done' }] } : {}),
+    ...(w.entries.length > 0 ? { journal: [{ id: w.id, at: w.journalAt, entries: w.entries }] } : {}),
+    timersAdd,
+    outboxAdd,
+  };
+}
+
+function resultMessage(caller: Caller, completion: Completion): OutboxBody {
+  return 'ok' in completion
+    ? { kind: 'complete', invocationId: caller.invocationId, completionId: caller.completionId, value: completion.ok }
+    : { kind: 'complete', invocationId: caller.invocationId, completionId: caller.completionId, failure: completion.failure };
+}

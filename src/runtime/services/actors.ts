@@ -1,0 +1,88 @@
+/**
+ * The invocation actors in memory: a cache of what the store holds. Any actor can be dropped
+ * and rebuilt from its snapshot and journal at any time; concurrent rebuilds of one id share
+ * one load, so an actor never exists twice.
+ */
+import { parseInvocationId } from '../../protocol/ids.js';
+import type { Store } from '../../store/types.js';
+import { InvocationActor, type ActorPorts } from '../kernel/invocation-actor.js';
+import { partitionOf } from '../kernel/partitioning.js';
+import { readInvocation } from '../kernel/persisted.js';
+import { SingleFlight } from '../kernel/single-flight.js';
+import type { PersistedInvocation } from '../types.js';
+import { recordActorsInMemory } from '../../telemetry/metrics.js';
+
+export class ActorCache {
+  private readonly live = new Map<string, InvocationActor>();
+  private readonly loading = new SingleFlight<InvocationActor | undefined>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly partitions: number,
+    private readonly ports: ActorPorts,
+  ) {}
+
+  partitionOf(id: string): number {
+    return partitionOf(parseInvocationId(id).partitionKey, this.partitions);
+  }
+
+  /** The live actor, if one is in memory and usable. */
+  peek(id: string): InvocationActor | undefined {
+    const actor = this.live.get(id);
+    return actor && !actor.isBroken ? actor : undefined;
+  }
+
+  has(id: string): boolean {
+    return this.live.has(id);
+  }
+
+  /** The live actor of a non-terminal invocation, rebuilt from the store when needed. */
+  async get(id: string): Promise<InvocationActor | undefined> {
+    const live = this.peek(id);
+    if (live) return live;
+    return this.loading.run(id, async () => {
+      const partition = this.partitionOf(id);
+      const persisted = await this.stored(id);
+      if (!persisted || persisted.value === 'completed') return undefined;
+      const actor = InvocationActor.restore(this.ports, partition, persisted, await this.store.readJournal(partition, id));
+      this.add(actor);
+      return actor;
+    });
+  }
+
+  /** The invocation's committed form: the live actor's, else the store's. */
+  async persisted(id: string): Promise<PersistedInvocation | undefined> {
+    const live = this.peek(id);
+    return live ? { v: 1, value: live.status, context: live.context } : this.stored(id);
+  }
+
+  /** Reads the store, bypassing the cache. */
+  async stored(id: string): Promise<PersistedInvocation | undefined> {
+    const raw = await this.store.loadInvocation(this.partitionOf(id), id);
+    return raw === undefined ? undefined : readInvocation(raw);
+  }
+
+  /** Restarts whatever the invocation's committed state asks for (after a restart or a lost commit). */
+  async resume(id: string): Promise<InvocationActor | undefined> {
+    const actor = await this.get(id);
+    await actor?.run(() => actor.resume());
+    return actor;
+  }
+
+  add(actor: InvocationActor): void {
+    if (this.live.get(actor.id) === actor) return;
+    if (!this.live.has(actor.id)) recordActorsInMemory('invocation', 1);
+    this.live.set(actor.id, actor);
+  }
+
+  /** Drops this actor (not a newer one of the same id). */
+  remove(actor: InvocationActor): void {
+    if (this.live.get(actor.id) !== actor) return;
+    this.live.delete(actor.id);
+    recordActorsInMemory('invocation', -1);
+  }
+
+  values(): IterableIterator<InvocationActor> {
+    return this.live.values();
+  }
+}

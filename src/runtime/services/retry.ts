@@ -1,0 +1,64 @@
+/**
+ * One place for "try again later": work that failed (the store unreachable, a lost commit, a
+ * delivery that could not be stored) is run again after a delay that grows per key, until it
+ * succeeds or the runtime stops. `stop()` cancels everything still waiting.
+ */
+import type { Logger } from '../types.js';
+
+const FIRST_DELAY = 100;
+const MAX_DELAY = 5_000;
+
+interface Waiting {
+  timer: NodeJS.Timeout | undefined;
+  job: () => Promise<void>;
+  failures: number;
+}
+
+export class RetryScheduler {
+  private readonly waiting = new Map<string, Waiting>();
+  private stopped = false;
+
+  constructor(private readonly log: Logger) {}
+
+  /**
+   * `job` failed with `err` for `key` (e.g. `resume:inv_…`): run it again later. A key already
+   * waiting keeps its turn and takes the newest job. The job's own failure schedules the next
+   * try, with a longer delay.
+   */
+  later(key: string, err: unknown, job: () => Promise<void>): void {
+    if (this.stopped) return;
+    const w = this.waiting.get(key);
+    if (w) {
+      w.job = job;
+      if (w.timer) return;
+    }
+    const entry = w ?? { timer: undefined, job, failures: 0 };
+    entry.failures++;
+    this.waiting.set(key, entry);
+    const delay = Math.min(FIRST_DELAY * 2 ** (entry.failures - 1), MAX_DELAY);
+    // One line when a key starts failing, one when it recovers: an outage of the store makes
+    // every key fail again and again.
+    if (entry.failures === 1) this.log.warn(`${key}: ${err instanceof Error ? err.message : String(err)}; trying again with backoff`);
+    entry.timer = setTimeout(() => void this.again(key, entry), delay);
+    entry.timer.unref();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const w of this.waiting.values()) clearTimeout(w.timer);
+    this.waiting.clear();
+  }
+
+  private async again(key: string, entry: Waiting): Promise<void> {
+    entry.timer = undefined;
+    try {
+      await entry.job();
+      if (this.waiting.get(key) === entry && !entry.timer) {
+        this.waiting.delete(key);
+        if (entry.failures > 1) this.log.info(`${key}: done after ${entry.failures} tries`);
+      }
+    } catch (err) {
+      this.later(key, err, entry.job);
+    }
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * What a due durable timer does (kernel/timer-keys.ts says what each is for). The timer is
+ * removed in the commit that performs its effect, so it fires at most once per committed
+ * effect, and again after a crash if its effect was not committed.
+ */
+import { encodeNotification, MessageType } from '../../protocol/messages.js';
+import type { Store, Timer } from '../../store/types.js';
+import { parseTimerKey } from '../kernel/timer-keys.js';
+import type { ActorCache } from './actors.js';
+
+export interface TimerFiringDeps {
+  readonly store: Store;
+  readonly actors: ActorCache;
+  now(): number;
+}
+
+export async function fireTimer(deps: TimerFiringDeps, partition: number, timer: Timer): Promise<void> {
+  const purpose = parseTimerKey(timer.key);
+  const remove = { timersRemove: [timer.key] };
+  if (purpose?.kind === 'expire') {
+    // Retention is over: the invocation, its journal and its id are gone (reference §2.6 "purged").
+    await deps.store.commit({ partition, deleteInvocations: [purpose.invocationId], ...remove });
+    return;
+  }
+  const actor = purpose ? await deps.actors.get(purpose.invocationId) : undefined;
+  if (!purpose || !actor) {
+    await deps.store.commit({ partition, ...remove });
+    return;
+  }
+  await actor.run(async () => {
+    if (purpose.kind === 'sleep') {
+      if (actor.journal.completions.has(purpose.completionId)) return actor.commit({ write: remove });
+      const n = encodeNotification({ completionId: purpose.completionId, void: true });
+      return actor.commit({ entries: [{ type: MessageType.SleepCompletionNotification, payload: n }], write: remove });
+    }
+    const expected = purpose.kind === 'start' ? 'scheduled' : 'backingOff';
+    if (actor.status !== expected) return actor.commit({ write: remove });
+    return actor.commit({ events: [{ type: 'timerDue', now: deps.now() }], write: remove });
+  });
+}

@@ -1,0 +1,107 @@
+/**
+ * The runtime's shared vocabulary: what callers hand it (an invocation request), what it
+ * answers (results), the persisted form of an invocation and the messages one commit leaves
+ * for another invocation. Types only; the code that gives them meaning lives in kernel/,
+ * invoker/ and services/.
+ */
+import type { Completion, Failure, InvocationContext, RetryPolicy, Target } from '../../machines/invocation.js';
+import type { Header } from '../protocol/messages.js';
+import type { JournalEntry } from '../store/types.js';
+
+export type { Logger } from '../telemetry/log.js';
+
+/** Who waits for an invocation's result: a call command of another invocation. */
+export interface Caller {
+  invocationId: string;
+  completionId: number;
+}
+
+export interface InvokeRequest {
+  target: Target;
+  input: Uint8Array;
+  headers: Header[];
+  retryPolicy: RetryPolicy;
+  /** Epoch ms; absent means now. */
+  executeAt?: number;
+  idempotencyKey?: string;
+  /**
+   * Recorded as the invocation's idempotency key when it has none (the ULID the ingress gives
+   * every call and send, reference §2.5); never used to deduplicate or for retention.
+   */
+  autoIdempotencyKey?: string;
+  invokedBy: 'ingress' | 'service' | 'restart_as_new';
+  caller?: Caller;
+  /** Restart-as-new: the old invocation, the journal to start with (Input first; replaces `input`/`headers`), a pinned deployment. */
+  restartedFrom?: string;
+  journal?: JournalEntry[];
+  deploymentId?: string;
+  /** Set when the id was chosen earlier (by a caller's journal). */
+  invocationId?: string;
+  /** W3C trace context of the request that creates it, when tracing is on. */
+  traceparent?: string;
+}
+
+export interface InvokeResult {
+  invocationId: string;
+  /** Set for delayed invocations: when they start. */
+  executeAt?: number;
+  /** The invocation existed already (same idempotency key, or the workflow id's run). */
+  previous: boolean;
+}
+
+export interface CompletedInvocation {
+  id: string;
+  target: Target;
+  completion: Completion;
+  completedAt: number;
+  /** When the completed invocation is purged (its retention ends): `idempotency-expires`. */
+  expiresAt: number;
+}
+
+export type OutputState = { state: 'missing' } | { state: 'pending' } | ({ state: 'completed' } & CompletedInvocation);
+
+/**
+ * The JSON form of an invocation kept in the store (kernel/persisted.ts reads and upgrades
+ * it): the machine's state value and context, versioned so that a later release can read it.
+ */
+export interface PersistedInvocation {
+  v: 1;
+  value: string;
+  context: InvocationContext;
+}
+
+/**
+ * Messages that one partition's commit records for another invocation (possibly in another
+ * partition). They are delivered after the commit and removed once delivered; delivery is
+ * idempotent, so recovery can re-drive an outbox after a crash (design.md, "Scaling past one
+ * machine").
+ */
+export type OutboxBody =
+  | {
+      kind: 'invoke';
+      invocationId: string;
+      target: Target;
+      /** base64 */
+      input: string;
+      headers: Header[];
+      caller?: Caller;
+      executeAt?: number;
+      idempotencyKey?: string;
+    }
+  | {
+      /** A result for a waiting command (a call's result, a durable promise), for its journal. */
+      kind: 'complete';
+      /** The notification to store; a call's result (CallCompletion) when absent. */
+      notificationType?: number;
+      invocationId: string;
+      completionId: number;
+      value?: string;
+      failure?: Failure;
+    }
+  | {
+      kind: 'signal';
+      invocationId: string;
+      signalId: number;
+      value?: string;
+      failure?: Failure;
+    };
