@@ -15,16 +15,16 @@ uiWorld(test);
 const TIMEOUT = { timeout: 20_000 };
 
 /**
- * Runs in the page: records every value the diagram's current state takes, as it changes.
- * A reload would lose the record (it lives in the page's window).
+ * Runs in the page before its own scripts: records every value the invocation diagram's
+ * current state takes, from its first render on. A reload would lose the record.
  */
-const RECORD_STATES = `{
-  const svg = document.querySelector('#machine svg.diagram');
-  window.seenStates = [svg.getAttribute('data-current')];
-  new MutationObserver(() => window.seenStates.push(svg.getAttribute('data-current')))
-    .observe(svg, { attributes: true, attributeFilter: ['data-current'] });
-}`;
-
+const RECORD_STATES = `
+window.seenStates = [];
+new MutationObserver(() => {
+  const current = document.querySelector('#machine svg.diagram')?.getAttribute('data-current');
+  if (current && window.seenStates.at(-1) !== current) window.seenStates.push(current);
+}).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-current'] });
+`;
 for (const store of storeKinds) {
   test.serial(`${store}: every page opens, with what it is about`, async (t) => {
     const { stack } = t.context.stores[store];
@@ -120,17 +120,14 @@ for (const store of storeKinds) {
     const { stack } = t.context.stores[store];
     const tag = `${store}-walk`;
     const id = await send(stack, 'Walker/walk', tag);
-    const page = await openPage(t, store, `/ui/invocations/${id}`);
-    await page.waitForSelector('#machine svg.diagram[data-current="running"]', TIMEOUT);
-    await page.evaluate(RECORD_STATES);
+    const page = await openPage(t, store, `/ui/invocations/${id}`, { initScript: RECORD_STATES });
     await page.waitForSelector('#machine svg.diagram[data-current="suspended"]', TIMEOUT);
     await screenshot(t, page, `ui-${store}-invocation-suspended`);
     await resolveAwakeable(stack, tag, 'go');
-    await page.waitForSelector('#machine svg.diagram[data-current="running"]', TIMEOUT);
     await page.waitForSelector('#machine svg.diagram[data-current="completed"]', TIMEOUT);
 
     const seen = (await page.evaluate('window.seenStates')) as string[] | undefined;
-    t.deepEqual(seen?.filter((s, i) => s !== seen[i - 1]), ['running', 'suspended', 'running', 'completed'], 'the page was not reloaded');
+    t.deepEqual(seen, ['running', 'suspended', 'running', 'completed'], 'seen live, in one page load');
 
     const path = page.locator('#path ol.timeline > li');
     await waitFor(async () => (await path.count()) === 4, 10_000);

@@ -38,9 +38,18 @@ export function uiWorld(test: TestFn<UiWorld>): void {
   });
 }
 
-/** A page of the UI on this store's server; uncaught errors in the page fail the test. */
-export async function openPage(t: ExecutionContext<UiWorld>, store: StoreKind, path: string, opts: { colorScheme?: 'light' | 'dark' } = {}): Promise<Page> {
+/**
+ * A page of the UI on this store's server; uncaught errors in the page fail the test.
+ * `initScript` runs in the page before any of its own scripts.
+ */
+export async function openPage(
+  t: ExecutionContext<UiWorld>,
+  store: StoreKind,
+  path: string,
+  opts: { colorScheme?: 'light' | 'dark'; initScript?: string } = {},
+): Promise<Page> {
   const page = await t.context.browser.page(opts);
+  if (opts.initScript) await page.addInitScript(opts.initScript);
   const fail = (err: Error) => t.fail(`error in the page: ${err.message}`);
   page.on('pageerror', fail);
   t.teardown(async () => {

@@ -1,7 +1,7 @@
 // SDK services for the web UI's browser tests. Handlers that wait publish their awakeable's
 // id as the counter `<tag>:awakeable=<id>` (as context.mjs publishes values), so a test
 // resolves it when it wants the invocation to move on: it stays running for the inactivity
-// timeout (2 s), then suspends until then.
+// timeout (4 s, long enough for a browser on a loaded machine to see it), then suspends.
 //
 // Served by serve.mjs (READY/COUNTS ports on stdout).
 import * as restate from '@restatedev/restate-sdk';
@@ -33,7 +33,7 @@ const walker = restate.service({
       return `up after ${attempt} attempts`;
     }),
   },
-  options: { inactivityTimeout: 2000 },
+  options: { inactivityTimeout: 4000 },
 });
 
 const tally = restate.object({
