@@ -35,6 +35,26 @@ export interface Config {
   logLevel: LogLevel;
   /** OTLP/HTTP collector; unset: no tracing, and the OpenTelemetry packages are never loaded. */
   tracingEndpoint: string | undefined;
+  /** Bind address of the ingress; unset: `host`. */
+  ingressHost: string | undefined;
+  /** Bind address of the admin API; unset: `host`. */
+  adminHost: string | undefined;
+  /** PEM files for `rediss://`: a CA to trust beyond the system's, a client certificate and its key. */
+  redisTlsCaFile: string | undefined;
+  redisTlsCertFile: string | undefined;
+  redisTlsKeyFile: string | undefined;
+  /** Mirrors Restate's `request-identity-private-key-pem-file`: sign requests to deployments. */
+  requestIdentityPrivateKeyPemFile: string | undefined;
+  /** Bearer tokens (environment only: flags show in `ps`). Unset: no authentication. */
+  adminToken: string | undefined;
+  ingressToken: string | undefined;
+  /** A file of tokens, one per line: `admin <token>`, `ingress <token>` or `any <token>`. */
+  authTokensFile: string | undefined;
+  /** `/query` limits (src/query/limits.ts). */
+  queryTimeoutMs: number;
+  queryMemoryLimitMb: number;
+  queryMaxRows: number;
+  queryMaxResultBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -59,13 +79,27 @@ const defaults: Config = {
   logFormat: undefined,
   logLevel: 'info',
   tracingEndpoint: undefined,
+  ingressHost: undefined,
+  adminHost: undefined,
+  redisTlsCaFile: undefined,
+  redisTlsCertFile: undefined,
+  redisTlsKeyFile: undefined,
+  requestIdentityPrivateKeyPemFile: undefined,
+  adminToken: undefined,
+  ingressToken: undefined,
+  authTokensFile: undefined,
+  queryTimeoutMs: 30_000,
+  queryMemoryLimitMb: 256,
+  queryMaxRows: 100_000,
+  queryMaxResultBytes: 32 * 1024 * 1024,
 };
 
 type Parse = (raw: string, name: string) => Config[keyof Config];
 
 interface Setting {
   key: keyof Config;
-  flag: string;
+  /** Absent for secrets: flags show in `ps`. */
+  flag?: string;
   env: string;
   /** What the value looks like, for `--help`: N, URL, DIR… */
   arg: string;
@@ -141,6 +175,27 @@ export const settings: readonly Setting[] = [
   { key: 'tracingEndpoint', flag: '--tracing-endpoint', env: 'REDSTATE_TRACING_ENDPOINT', arg: 'URL', help: 'OTLP/HTTP collector for traces, e.g. http://localhost:4318', shownDefault: 'unset: no tracing', parse: url(['http:', 'https:'], 'http://host:4318') },
   { key: 'enableVqueues', flag: '--experimental-enable-vqueues', env: 'REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES', arg: 'BOOL', help: "as Restate's experimental-enable-vqueues", parse: bool },
   { key: 'enableProtocolV7', flag: '--experimental-enable-protocol-v7', env: 'REDSTATE_EXPERIMENTAL_ENABLE_PROTOCOL_V7', arg: 'BOOL', help: 'talk service protocol v7 to deployments that support it (else v6, like Restate 1.7)', parse: bool },
+  { key: 'ingressHost', flag: '--ingress-host', env: 'REDSTATE_INGRESS_HOST', arg: 'ADDR', help: 'bind address of the ingress', shownDefault: 'the --host value', parse: text },
+  { key: 'adminHost', flag: '--admin-host', env: 'REDSTATE_ADMIN_HOST', arg: 'ADDR', help: 'bind address of the admin API', shownDefault: 'the --host value', parse: text },
+  { key: 'redisTlsCaFile', flag: '--redis-tls-ca-file', env: 'REDSTATE_REDIS_TLS_CA_FILE', arg: 'FILE', help: 'PEM of a CA to trust for rediss://, beyond the system\'s', shownDefault: 'unset', parse: text },
+  { key: 'redisTlsCertFile', flag: '--redis-tls-cert-file', env: 'REDSTATE_REDIS_TLS_CERT_FILE', arg: 'FILE', help: 'PEM client certificate for rediss://', shownDefault: 'unset', parse: text },
+  { key: 'redisTlsKeyFile', flag: '--redis-tls-key-file', env: 'REDSTATE_REDIS_TLS_KEY_FILE', arg: 'FILE', help: 'PEM key of that client certificate', shownDefault: 'unset', parse: text },
+  {
+    key: 'requestIdentityPrivateKeyPemFile',
+    flag: '--request-identity-private-key-pem-file',
+    env: 'REDSTATE_REQUEST_IDENTITY_PRIVATE_KEY_PEM_FILE',
+    arg: 'FILE',
+    help: "sign requests to deployments with this Ed25519 key, as Restate's request identity",
+    shownDefault: 'unset: unsigned',
+    parse: text,
+  },
+  { key: 'adminToken', env: 'REDSTATE_ADMIN_TOKEN', arg: 'TOKEN', help: 'bearer token the admin API requires (environment only: flags show in ps)', shownDefault: 'unset: open', parse: text },
+  { key: 'ingressToken', env: 'REDSTATE_INGRESS_TOKEN', arg: 'TOKEN', help: 'bearer token the ingress requires (environment only)', shownDefault: 'unset: open', parse: text },
+  { key: 'authTokensFile', flag: '--auth-tokens-file', env: 'REDSTATE_AUTH_TOKENS_FILE', arg: 'FILE', help: "bearer tokens, one per line: 'admin|ingress|any <token>'", shownDefault: 'unset', parse: text },
+  { key: 'queryTimeoutMs', flag: '--query-timeout', env: 'REDSTATE_QUERY_TIMEOUT_MS', arg: 'MS', help: 'longest one /query request may run', parse: positiveInt },
+  { key: 'queryMemoryLimitMb', flag: '--query-memory-limit', env: 'REDSTATE_QUERY_MEMORY_LIMIT_MB', arg: 'MIB', help: "memory one /query request's engine may use", parse: positiveInt },
+  { key: 'queryMaxRows', flag: '--query-max-rows', env: 'REDSTATE_QUERY_MAX_ROWS', arg: 'N', help: 'most rows a /query answer may have', parse: positiveInt },
+  { key: 'queryMaxResultBytes', flag: '--query-max-result-bytes', env: 'REDSTATE_QUERY_MAX_RESULT_BYTES', arg: 'BYTES', help: 'largest /query answer', shownDefault: '33554432 (32 MiB)', parse: positiveInt },
 ];
 
 /** Builds the config from `env` and `argv` (flags as `--name value` or `--name=value`). */
@@ -179,7 +234,7 @@ export function usage(): string {
     '',
     'Each setting is a flag or an environment variable; a flag wins over the environment.',
     '',
-    ...settings.map((s) => `  ${s.flag} ${s.arg}   [${s.env}, default: ${shownDefault(s)}]\n      ${s.help}`),
+    ...settings.map((s) => `  ${s.flag ? `${s.flag} ${s.arg}` : `${s.env}=${s.arg}`}   [${s.flag ? `${s.env}, ` : 'environment only, '}default: ${shownDefault(s)}]\n      ${s.help}`),
     '',
   ].join('\n');
 }
@@ -190,6 +245,6 @@ export function settingsMarkdown(): string {
   return [
     '| flag | environment | default | what |',
     '|---|---|---|---|',
-    ...settings.map((s) => `| \`${s.flag}\` | \`${s.env}\` | ${cell(shownDefault(s))} | ${cell(s.help)} |`),
+    ...settings.map((s) => `| ${s.flag ? `\`${s.flag}\`` : '—'} | \`${s.env}\` | ${cell(shownDefault(s))} | ${cell(s.help)} |`),
   ].join('\n');
 }

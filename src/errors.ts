@@ -54,6 +54,8 @@ export class Gone extends DomainError {}
 export class Unprocessable extends DomainError {}
 /** A deployment could not be reached or described itself badly (500, META0003). */
 export class DiscoveryFailed extends DomainError {}
+/** Something the request needs cannot be reached now; retry later (503). Reported once where it happens, not per request. */
+export class Unavailable extends DomainError {}
 
 /** The HTTP status of a domain error, the same for both funnels. */
 export function statusOf(err: DomainError): number {
@@ -63,6 +65,7 @@ export function statusOf(err: DomainError): number {
   if (err instanceof NotImplemented) return 501;
   if (err instanceof Gone) return 410;
   if (err instanceof Unprocessable) return 422;
+  if (err instanceof Unavailable) return 503;
   return 500;
 }
 
@@ -95,6 +98,7 @@ export class AdminError extends Error {
     readonly status: number,
     message: string,
     readonly restateCode: string | null = null,
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = 'AdminError';

@@ -45,7 +45,10 @@ async function main(): Promise<void> {
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
   } catch (err) {
-    log.fatal({ err }, `failed to start: ${err instanceof Error ? err.message : String(err)}`);
+    const reason = err instanceof Error ? err.message : String(err);
+    log.fatal({ err }, `failed to start: ${reason}`);
+    // Also one plain line where a person starting it looks, whatever the log format.
+    process.stderr.write(`redstate: failed to start: ${reason}\n`);
     process.exit(1);
   }
 }

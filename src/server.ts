@@ -3,11 +3,17 @@
  * the three HTTP listeners (ingress, admin, node). The order matters: nothing is served before
  * recovery has re-armed timers and restarted what was running.
  */
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loadTokens } from './bearer-auth.js';
 import type { Config } from './config.js';
+import { createListener } from './http-listener.js';
+import { discover } from './protocol/discovery.js';
+import { RequestSigner } from './protocol/request-identity.js';
+import { Transport } from './protocol/transport.js';
 import { openStore } from './store/index.js';
 import { ObservedStore } from './store/observed.js';
+import { tlsOptions } from './store/redis/tls-files.js';
 import { Registry } from './registry/registry.js';
 import { Runtime } from './runtime/runtime.js';
 import { createIngressApp } from './ingress/app.js';
@@ -49,25 +55,47 @@ function listen(server: http.Server, port: number, host: string): Promise<number
   });
 }
 
+/** The store the config names, reporting Redis outages in the log (store/redis/availability.ts). */
+function openConfiguredStore(config: Config, log: Logger) {
+  const tls = config.redisUrl
+    ? tlsOptions(config.redisUrl, { ca: config.redisTlsCaFile, cert: config.redisTlsCertFile, key: config.redisTlsKeyFile })
+    : undefined;
+  return openStore({
+    dataDir: config.dataDir,
+    ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
+    redis: {
+      ...(tls ? { tls } : {}),
+      onAvailability: ({ available, message, outageMs }) => {
+        const fields = { store: 'redis', ...(outageMs !== undefined ? { outage_ms: outageMs } : {}) };
+        if (available) log.info(fields, message);
+        else log.warn(fields, message);
+      },
+    },
+  });
+}
+
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
   const startedAt = performance.now();
   if (config.tracingEndpoint) await startTracing(config.tracingEndpoint);
   startProcessMetrics();
+  const tokens = loadTokens(config);
+  const signer = config.requestIdentityPrivateKeyPemFile ? RequestSigner.fromPemFile(config.requestIdentityPrivateKeyPemFile) : undefined;
   // Observed: the web UI's live updates hear of each commit once it is stored.
-  const store = new ObservedStore(await openStore({ dataDir: config.dataDir, log, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) }), {
-    recordKinds: LIVE_RECORD_KINDS,
-  });
+  const store = new ObservedStore(await openConfiguredStore(config, log), { recordKinds: LIVE_RECORD_KINDS });
   const storeFields = { store: store.info.backend, location: store.info.location };
   log.info(storeFields, `store: ${store.info.backend} at ${store.info.location}`);
   for (const w of store.info.warnings) log.warn(storeFields, w);
-  const registry = await Registry.load(store);
-  const runtime = new Runtime(store, registry, config, log);
+  // Restate logs the key id too: it is what SDK endpoints are given as `identityKeys`.
+  if (signer) log.info({ key_id: signer.keyId }, `request identity: requests to deployments are signed with ${signer.keyId}`);
+  const registry = await Registry.load(store, signer ? { discover: (uri, opts) => discover(uri, { ...opts, signer }) } : {});
+  const runtime = new Runtime(store, registry, config, log, new Transport(signer));
   const recovered = await runtime.recover();
   if (recovered.resumed > 0 || recovered.redelivered > 0) {
     log.info(recovered, `recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);
   }
 
-  const ingress = http.createServer(createIngressApp({ runtime, registry, config }, log).callback());
+  const ready = () => store.ping();
+  const ingress = createListener(createIngressApp({ runtime, registry, config, ready, tokens: tokens.ingress }, log).callback());
   // Live event streams never finish by themselves: they end when the server stops.
   const stopping = new AbortController();
   const adminRoutes = [
@@ -81,20 +109,29 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   // Calls block until their invocation completes: no server-side request timeout.
   ingress.requestTimeout = 0;
   ingress.keepAliveTimeout = 65_000;
-  const ingressPort = await listen(ingress, config.ingressPort, config.host);
+  const ingressPort = await listen(ingress, config.ingressPort, config.ingressHost ?? config.host);
   // Built once the ingress is bound: it advertises the ingress's port (`/version`, OpenAPI
   // servers), which the web UI's playground calls, also when the configured port was 0.
-  const adminConfig = { ...config, ingressPort };
-  const admin = http.createServer(
-    createAdminApp({ registry, config: adminConfig, log, extraRoutes: (router) => adminRoutes.forEach((add) => add(router)) }).callback(),
+  const admin = createListener(
+    createAdminApp({
+      registry,
+      config: { ...config, ingressPort },
+      log,
+      ready,
+      tokens: tokens.admin,
+      extraRoutes: (router) => adminRoutes.forEach((add) => add(router)),
+    }).callback(),
   );
-  const adminPort = await listen(admin, config.adminPort, config.host);
+  const adminPort = await listen(admin, config.adminPort, config.adminHost ?? config.host);
   const nodePort = await listen(node, config.nodePort, config.host);
   // The readiness line: test/support/server.ts and scripts find the ports in this text.
   log.info(
     { ports: { ingress: ingressPort, admin: adminPort, node: nodePort }, startup_ms: Math.round(performance.now() - startedAt) },
     `ingress on :${ingressPort}, admin on :${adminPort}, node on :${nodePort}`,
   );
+  if (tokens.ingress.enabled || tokens.admin.enabled) {
+    log.info(`bearer tokens required on: ${[tokens.ingress.enabled && 'ingress', tokens.admin.enabled && 'admin'].filter(Boolean).join(', ')}`);
+  }
 
   const servers = [ingress, admin, node];
   return {

@@ -1,14 +1,15 @@
 /**
  * The admin API (port 9070): a Koa app whose routes only translate HTTP to registry (and,
  * through `extraRoutes`, runtime and query) calls. Middleware, outermost first:
- * compression, the error funnel, the `/vN` prefix, koa-body (JSON bodies read as text, with
- * their size limit), the routes, then 404/405.
+ * compression, the error funnel, the `/vN` prefix, bearer authentication, koa-body (JSON bodies
+ * read as text, with their size limit), the routes, then 404/405.
  */
 import { gzipSync } from 'node:zlib';
 import Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import type { Config } from '../config.js';
-import { AdminEmptyError, AdminTextError } from '../errors.js';
+import { CHALLENGE, requireBearer, TokenSet } from '../bearer-auth.js';
+import { AdminEmptyError, AdminError, AdminTextError } from '../errors.js';
 import type { Registry } from '../registry/registry.js';
 import { silentLogger, type Logger } from '../telemetry/log.js';
 import { errorFunnel } from './funnel.js';
@@ -28,12 +29,17 @@ export interface AdminDeps {
   extraRoutes?: (router: Router) => void;
   /** Registrations and 5xx answers; default: nothing logged (in-process tests). */
   log?: Logger;
+  /** Readiness for `/health`: rejects with `StoreUnavailable` while the store is unreachable. Default: ready. */
+  ready?: () => Promise<void>;
+  /** Bearer tokens the API requires (src/bearer-auth.ts). Default: none, the API is open. */
+  tokens?: TokenSet;
 }
 
 /** Where clients reach the ingress, for `/version` and the OpenAPI `servers`. */
 export function advertisedIngressUrl(config: Config): string {
-  const wildcard = config.host === '0.0.0.0' || config.host === '::' || config.host === '';
-  const host = wildcard ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const bound = config.ingressHost ?? config.host;
+  const wildcard = bound === '0.0.0.0' || bound === '::' || bound === '';
+  const host = wildcard ? 'localhost' : bound.includes(':') ? `[${bound}]` : bound;
   return `http://${host}:${config.ingressPort}/`;
 }
 
@@ -86,7 +92,7 @@ export function createAdminApp(deps: AdminDeps): Koa {
   const log = deps.log ?? silentLogger;
   const ingressUrl = advertisedIngressUrl(deps.config);
   const router = new Router();
-  metaRoutes(router, deps.config, ingressUrl);
+  metaRoutes(router, deps.config, ingressUrl, deps.ready ?? (async () => {}));
   // §3.1: served, but not listed in the document itself.
   const openapi = adminOpenApi();
   router.get('/openapi', (ctx) => sendJson(ctx, 200, openapi));
@@ -101,6 +107,7 @@ export function createAdminApp(deps: AdminDeps): Koa {
   app.use(compression);
   app.use(errorFunnel(log));
   app.use(versionPrefix);
+  app.use(requireBearer(deps.tokens ?? new TokenSet([]), (path) => path === '/health', (message) => new AdminError(401, message, null, CHALLENGE)));
   app.use(readBodies);
   app.use(router.routes());
   // Reached only when no route took the request: §1.2, 404 or 405 with `allow`, empty bodies.

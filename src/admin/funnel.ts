@@ -4,7 +4,7 @@
  * Every 5xx it answers is one error line in the log.
  */
 import type { Context, Next } from 'koa';
-import { AdminEmptyError, AdminError, AdminTextError, DomainError, NotImplemented, QueryError, statusOf } from '../errors.js';
+import { AdminEmptyError, AdminError, AdminTextError, DomainError, NotImplemented, QueryError, statusOf, Unavailable } from '../errors.js';
 import { LogField, type Logger } from '../telemetry/log.js';
 import { sendEmpty, sendJson, sendText } from './http-io.js';
 
@@ -31,7 +31,8 @@ export function errorFunnel(log: Logger) {
       // Drop whatever the failing route had already set (e.g. `location`).
       for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name);
       render(ctx, err);
-      if (ctx.status >= 500) log.error({ ...requestFields(ctx), ...errorFields(err) }, 'admin request failed');
+      // An outage is logged once where it happens (the store), not once per request.
+      if (ctx.status >= 500 && !(err instanceof Unavailable)) log.error({ ...requestFields(ctx), ...errorFields(err) }, 'admin request failed');
     }
   };
 }
@@ -56,7 +57,7 @@ function requestFields(ctx: Context): Record<string, string | number> {
 }
 
 function render(ctx: Context, err: unknown): void {
-  if (err instanceof AdminError) return sendJson(ctx, err.status, { message: err.message, restate_code: err.restateCode });
+  if (err instanceof AdminError) return sendJson(ctx, err.status, { message: err.message, restate_code: err.restateCode }, err.headers);
   if (err instanceof AdminTextError) return sendText(ctx, err.status, err.message);
   if (err instanceof AdminEmptyError) return sendEmpty(ctx, err.status, err.headers);
   // The reference answers what it does not implement with an empty 501.

@@ -5,6 +5,7 @@
  */
 import Koa from 'koa';
 import Router from '@koa/router';
+import { CHALLENGE, requireBearer, TokenSet } from '../bearer-auth.js';
 import { IngressError } from '../errors.js';
 import type { Logger } from '../telemetry/log.js';
 import { cors, errorFunnel, methodNotAllowed, notFound } from './errors.js';
@@ -16,8 +17,9 @@ import { ingressTelemetry } from './telemetry.js';
 
 export function createIngressApp(deps: IngressDeps, log: Logger): Koa {
   const router = new Router();
-  router.all('/restate/health', (ctx) => {
+  router.all('/restate/health', async (ctx) => {
     if (ctx.method !== 'GET') throw methodNotAllowed();
+    await deps.ready();
     ctx.set('content-type', 'application/json');
     ctx.body = JSON.stringify({ services: deps.registry.listServices().map((s) => s.name) });
   });
@@ -35,6 +37,8 @@ export function createIngressApp(deps: IngressDeps, log: Logger): Koa {
   app.use(errorFunnel(log));
   app.use(ingressTelemetry);
   app.use(cors);
+  const refuse = (message: string) => new IngressError(401, message, 'ingress', { headers: CHALLENGE });
+  app.use(requireBearer(deps.tokens ?? new TokenSet([]), (path) => path === '/restate/health', refuse));
   app.use(router.routes());
   // The router only falls through for paths it has no route for: the 1.6 legacy forms.
   app.use((ctx) => legacyInvoke(ctx, deps));

@@ -4,7 +4,7 @@
  * nothing else writes error bodies.
  */
 import type { Context, Next } from 'koa';
-import { DomainError, IngressError, statusOf } from '../errors.js';
+import { DomainError, IngressError, statusOf, Unavailable } from '../errors.js';
 import { LogField, type Logger } from '../telemetry/log.js';
 
 /** Restate's ingress error body: keys in the order code, message, [metadata], [stacktrace], source. */
@@ -24,7 +24,7 @@ export function errorFunnel(log: Logger) {
       await next();
     } catch (err) {
       const e = asIngressError(err);
-      if (e.status >= 500 && !(err instanceof IngressError)) {
+      if (e.status >= 500 && !(err instanceof IngressError) && !(err instanceof Unavailable)) {
         log.error({ [LogField.httpMethod]: ctx.method, [LogField.urlPath]: ctx.path, [LogField.httpStatus]: e.status, err }, 'ingress request failed');
       }
       if (e.details.invocationId) ctx.set('x-restate-id', e.details.invocationId);

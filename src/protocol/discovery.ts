@@ -12,12 +12,15 @@ import https from 'node:https';
 import http2 from 'node:http2';
 import { DiscoveryFailed, MetaCode } from '../errors.js';
 import { ManifestError, SUPPORTED_MANIFEST_VERSIONS, validateManifest, type EndpointManifest } from './manifest.js';
+import type { RequestSigner } from './request-identity.js';
 
 export interface DiscoverOptions {
   useHttp11: boolean;
   additionalHeaders?: Record<string, string>;
   /** Whole exchange, connect to last body byte. */
   timeoutMs?: number;
+  /** Signs the request (request-identity.ts). */
+  signer?: RequestSigner;
 }
 
 export interface DiscoveryResult {
@@ -60,7 +63,8 @@ class TransportError extends Error {
 
 export async function discover(uri: string, opts: DiscoverOptions): Promise<DiscoveryResult> {
   const url = endpointUrl(uri, 'discover');
-  const headers: Record<string, string> = { accept: DISCOVERY_ACCEPT, ...DEFAULT_HEADERS, ...opts.additionalHeaders };
+  const identity = opts.signer?.headers(new URL(url).pathname) ?? {};
+  const headers: Record<string, string> = { accept: DISCOVERY_ACCEPT, ...DEFAULT_HEADERS, ...opts.additionalHeaders, ...identity };
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   let response: RawResponse;
   try {

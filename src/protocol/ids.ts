@@ -9,7 +9,21 @@
 import { createHash } from 'node:crypto';
 import { randomBytes } from '../random.js';
 
-export type IdErrorReason = 'bad format' | 'bad length' | 'unrecognized codec version' | 'base62 decode error';
+export type IdErrorReason =
+  | 'bad format'
+  | 'bad length'
+  | 'unrecognized codec version'
+  | 'base62 decode error'
+  | "id doesn't match the expected type"
+  | `unrecognized resource type: ${string}`;
+
+/** Restate's resource type prefixes (reference-behavior.md §1.3). */
+const RESOURCE_TYPES = new Set(['inv', 'dp', 'sub', 'prom', 'sign', 'snap', 'vq']);
+
+/** Why an id with another prefix is refused: another known resource type, or an unknown one. */
+export function wrongResourceType(prefix: string): IdErrorReason {
+  return RESOURCE_TYPES.has(prefix) ? "id doesn't match the expected type" : `unrecognized resource type: ${prefix}`;
+}
 
 export class IdError extends Error {
   constructor(readonly reason: IdErrorReason) {
@@ -83,11 +97,11 @@ function unbase62(text: string, out: Uint8Array): void {
  * Splits `<prefix>_<version><body>` the way restate-server does: no separator is a format
  * error, a missing version a length error, any version but '1' a codec-version error.
  */
-function splitId(s: string, prefix: string, wrongPrefix: IdErrorReason): string {
+function splitId(s: string, prefix: string, wrongPrefix?: IdErrorReason): string {
   if (s.length === 0) throw new IdError('bad length');
   const sep = s.indexOf('_');
   if (sep < 0) throw new IdError('bad format');
-  if (s.slice(0, sep) !== prefix) throw new IdError(wrongPrefix);
+  if (s.slice(0, sep) !== prefix) throw new IdError(wrongPrefix ?? wrongResourceType(s.slice(0, sep)));
   if (s.length === sep + 1) throw new IdError('bad length');
   if (s[sep + 1] !== SCHEME_VERSION) throw new IdError('unrecognized codec version');
   return s.slice(sep + 2);
@@ -119,12 +133,12 @@ export function invocationIdFromBytes(bytes: Uint8Array): InvocationId {
 }
 
 /**
- * Parses `inv_1…`. Like restate-server: `not-an-id` → bad format, `inv_123` → bad length.
- * A wrong resource prefix is reported as bad format. Unlike restate-server, trailing characters
+ * Parses `inv_1…`. Like restate-server: `not-an-id` → bad format, `inv_123` → bad length,
+ * `dp_…` → another resource type, `x_…` → an unknown one. Unlike restate-server, trailing characters
  * are a length error rather than ignored, so one id has exactly one string form.
  */
 export function parseInvocationId(s: string): InvocationId {
-  const body = splitId(s, 'inv', 'bad format');
+  const body = splitId(s, 'inv');
   if (body.length !== U64_WIDTH + U128_WIDTH) throw new IdError('bad length');
   const bytes = new Uint8Array(INVOCATION_ID_BYTES);
   unbase62(body.slice(0, U64_WIDTH), bytes.subarray(0, 8));
@@ -190,7 +204,7 @@ export function awakeableIdToString(invocationIdBytes: Uint8Array, signalIndex: 
 export function parseAwakeableId(s: string): AwakeableTarget {
   const sep = s.indexOf('_');
   const kind = s.slice(0, sep) === 'prom' ? 'entry' : 'signal';
-  const body = splitId(s, kind === 'entry' ? 'prom' : 'sign', 'bad format');
+  const body = splitId(s, kind === 'entry' ? 'prom' : 'sign');
   // Node's base64 decoder skips invalid characters, so check the alphabet and the
   // canonical form first.
   if (!BASE64URL.test(body)) throw new IdError('base62 decode error');

@@ -8,6 +8,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import http2 from 'node:http2';
+import type { RequestSigner } from './request-identity.js';
 
 export interface StreamHandlers {
   onResponse(status: number, headers: Record<string, string | string[] | undefined>): void;
@@ -45,6 +46,9 @@ interface PooledSession {
 export class Transport {
   private readonly sessions = new Map<string, PooledSession[]>();
 
+  /** With a signer, every stream carries the request identity headers (request-identity.ts). */
+  constructor(private readonly signer?: RequestSigner) {}
+
   open(target: StreamTarget, handlers: StreamHandlers): InvocationStream {
     return target.http11 ? this.openHttp11(target, handlers) : this.openH2(target, handlers);
   }
@@ -74,6 +78,14 @@ export class Transport {
     return pooled;
   }
 
+  /** The target's headers, plus the identity headers for `url` when requests are signed. */
+  private headersFor(target: StreamTarget, url: URL): Record<string, string> {
+    if (!this.signer) return target.headers;
+    // The invocation request carries the object key URL-encoded (service-protocol.md §4).
+    const key = target.headers['x-restate-service-key'];
+    return { ...target.headers, ...this.signer.headers(url.pathname, key === undefined ? undefined : decodeURIComponent(key)) };
+  }
+
   private openH2(target: StreamTarget, handlers: StreamHandlers): InvocationStream {
     const url = new URL(target.path, target.uri);
     const pooled = this.session(url.origin);
@@ -87,7 +99,7 @@ export class Transport {
     const req = pooled.session.request({
       ':method': 'POST',
       ':path': url.pathname + url.search,
-      ...target.headers,
+      ...this.headersFor(target, url),
     });
     pooled.streams++;
     req.on('close', () => {
@@ -138,7 +150,7 @@ export class Transport {
     };
     const req = lib.request(url, {
       method: 'POST',
-      headers: { ...target.headers, 'transfer-encoding': 'chunked' },
+      headers: { ...this.headersFor(target, url), 'transfer-encoding': 'chunked' },
     });
     req.on('response', (res) => {
       handlers.onResponse(res.statusCode ?? 0, res.headers);

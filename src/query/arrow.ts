@@ -1,12 +1,13 @@
 /**
  * The Arrow IPC *stream* form of a query result, which Restate sends for any `accept` other
  * than `application/json` and which the CLI needs (reference-behavior.md §3.6, §6.1): a schema
- * message, one record batch (none when there are no rows), the end-of-stream marker. Types are
+ * message, record batches of 4,096 rows (none when there are no rows), the end-of-stream marker. Types are
  * the reference's: LargeUtf8, UInt64, Timestamp(ms, "+00:00"), Duration(ms), LargeBinary, …;
  * `COUNT` is a non-nullable Int64 (admin-query-arrow.txt).
  *
  * apache-arrow is imported on first use, like the engine.
  */
+import type { Readable } from 'node:stream';
 import type * as Arrow from 'apache-arrow';
 import type { ResultColumn, ResultSet, ValueType } from './result.js';
 
@@ -47,15 +48,32 @@ function arrowValues(col: ResultColumn): unknown[] {
   return col.values.map((v) => (v === undefined ? null : v));
 }
 
-export async function encodeArrow(result: ResultSet): Promise<Uint8Array> {
+/** Rows per record batch: the answer goes out batch by batch. */
+const BATCH_ROWS = 4096;
+
+async function arrowWriter(result: ResultSet): Promise<Arrow.RecordBatchStreamWriter> {
   arrowModule ??= import('apache-arrow');
   const A = await arrowModule;
   const types = result.columns.map((c) => arrowType(A, c.type));
   // A column said to be non-nullable that holds a NULL anyway is declared nullable.
   const fields = result.columns.map((c, i) => new A.Field(c.name, types[i]!, c.nullable || c.values.some((v) => v === null)));
   const schema = new A.Schema(fields);
-  if (result.rowCount === 0) return A.RecordBatchStreamWriter.writeAll(new A.Table(schema)).toUint8Array(true);
-  const children = result.columns.map((c, i) => A.vectorFromArray(arrowValues(c), types[i]!).data[0]!);
-  const data = A.makeData({ type: new A.Struct(fields), length: result.rowCount, nullCount: 0, children });
-  return A.RecordBatchStreamWriter.writeAll([new A.RecordBatch(schema, data)]).toUint8Array(true);
+  if (result.rowCount === 0) return A.RecordBatchStreamWriter.writeAll(new A.Table(schema));
+  function* batches(): Generator<Arrow.RecordBatch> {
+    for (let from = 0; from < result.rowCount; from += BATCH_ROWS) {
+      const length = Math.min(BATCH_ROWS, result.rowCount - from);
+      const children = result.columns.map((c, i) => A.vectorFromArray(arrowValues(c).slice(from, from + length), types[i]!).data[0]!);
+      yield new A.RecordBatch(schema, A.makeData({ type: new A.Struct(fields), length, nullCount: 0, children }));
+    }
+  }
+  return A.RecordBatchStreamWriter.writeAll(batches());
+}
+
+export async function encodeArrow(result: ResultSet): Promise<Uint8Array> {
+  return (await arrowWriter(result)).toUint8Array(true);
+}
+
+/** The same bytes as `encodeArrow`, as a stream of record batches. */
+export async function arrowStream(result: ResultSet): Promise<Readable> {
+  return (await arrowWriter(result)).toNodeStream();
 }

@@ -146,15 +146,24 @@ function normalise(type: ValueType, v: unknown): unknown {
 const asText = (v: unknown): string | null =>
   v === null || v === undefined ? null : typeof v === 'string' ? v : JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x));
 
-/** The reader's columns in our form; every column is nullable until the plan says otherwise. */
-export function readColumns(duck: DuckModule, reader: Duck.DuckDBResultReader): ResultColumn[] {
-  const names = reader.columnNames();
-  const types = reader.columnTypes();
-  const values = reader.getColumnsJS();
+/**
+ * Columns in our form from DuckDB's names, types and JS values (one chunk of a result, or all
+ * of it); every column is nullable until the plan says otherwise.
+ */
+export function readColumns(duck: DuckModule, names: string[], types: Duck.DuckDBType[], values: unknown[][]): ResultColumn[] {
   return names.map((name, i) => {
     const type = valueType(duck, types[i]!);
     const raw = values[i] ?? [];
     if (type === undefined) return { name, type: 'utf8' as const, nullable: true, values: raw.map(asText) };
     return { name, type, nullable: true, values: raw.map((v) => normalise(type, v)) };
+  });
+}
+
+/** One column list from the column lists of consecutive chunks. */
+export function concatColumns(first: ResultColumn[], rest: ResultColumn[][]): ResultColumn[] {
+  return first.map((col, i) => {
+    const values = [...col.values];
+    for (const chunk of rest) for (const v of chunk[i]!.values) values.push(v);
+    return { ...col, values };
   });
 }

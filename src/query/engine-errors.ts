@@ -9,6 +9,7 @@
  * diagnostic to (unknown table or column), and 500 for execution errors.
  */
 import { QueryError } from '../errors.js';
+import type { QueryLimits } from './limits.js';
 import type { Relation } from './naming.js';
 
 const PREFIX = 'Datafusion error: ';
@@ -20,6 +21,12 @@ export const tableNotFound = (name: string): QueryError => planningError(`table 
 export const executionError = (message: string): QueryError => new QueryError(500, `${PREFIX}Execution error: ${message}`);
 
 export const notImplemented = (message: string): QueryError => new QueryError(500, `${PREFIX}This feature is not implemented: ${message}`);
+
+/** The query was interrupted at its deadline (limits.ts). */
+export function timeLimitError(limits?: Pick<QueryLimits, 'timeoutMs'>): QueryError {
+  const limit = limits ? ` of ${limits.timeoutMs} ms (REDSTATE_QUERY_TIMEOUT_MS)` : '';
+  return new QueryError(500, `${PREFIX}Resources exhausted: the query ran past its time limit${limit}`);
+}
 
 /** Line and column (1-based) of a character offset, as sqlparser reports positions. */
 function lineColumn(sql: string, offset: number): { line: number; column: number } {
@@ -59,7 +66,12 @@ export function noField(name: string, relations: Relation[]): QueryError {
  * Any error DuckDB raised while binding or running a statement. `columnRefs` resolves
  * DuckDB's `Referenced table "t" not found` to the column the query wrote (`t.c`).
  */
-export function fromDuckDb(err: unknown, relations: Relation[], columnRef: (qualifier: string) => string | undefined): QueryError {
+export function fromDuckDb(
+  err: unknown,
+  relations: Relation[],
+  columnRef: (qualifier: string) => string | undefined,
+  limits?: Pick<QueryLimits, 'timeoutMs'>,
+): QueryError {
   if (err instanceof QueryError) return err;
   const full = err instanceof Error ? err.message : String(err);
   const first = full.split('\n')[0] ?? full;
@@ -75,7 +87,7 @@ export function fromDuckDb(err: unknown, relations: Relation[], columnRef: (qual
   }
   if ((m = /^(?:Binder|Catalog|Permission|Not implemented) Error: (.*)$/.exec(first))) return planningError(m[1]!);
   if ((m = /^Parser Error: (.*)$/.exec(first))) return new QueryError(400, `${PREFIX}SQL error: ParserError(${JSON.stringify(m[1])})`);
-  if (/^INTERRUPT Error/.test(first)) return new QueryError(500, `${PREFIX}Resources exhausted: the query ran past its time limit`);
+  if (/^INTERRUPT Error/.test(first)) return timeLimitError(limits);
   if ((m = /^Out of Memory Error: (.*)$/.exec(first))) return new QueryError(500, `${PREFIX}Resources exhausted: ${m[1]}`);
   return executionError(first.replace(/^[A-Za-z ]+ Error: /, ''));
 }

@@ -19,22 +19,18 @@
  */
 import type * as Duck from '@duckdb/node-api';
 import { QueryError } from '../errors.js';
-import { appendRows, readColumns, SQL_TYPE, type DuckModule } from './duckdb-values.js';
-import { fromDuckDb, notImplemented, parseError, planningError, tableNotFound } from './engine-errors.js';
+import { StoreUnavailable } from '../store/types.js';
+import { checkAllowed } from './allow-list.js';
+import { appendRows, concatColumns, readColumns, SQL_TYPE, type DuckModule } from './duckdb-values.js';
+import { fromDuckDb, notImplemented, parseError, planningError, tableNotFound, timeLimitError } from './engine-errors.js';
 import { applyHints } from './naming.js';
 import { INFO_SCHEMA, planQuery, type QueryPlan, type TableScan } from './plan.js';
-import type { ResultSet, Row } from './result.js';
+import { DEFAULT_LIMITS, ResultBudget, Turns, type QueryLimits } from './limits.js';
+import type { ResultColumn, ResultSet, Row } from './result.js';
 import { CATALOG, INFORMATION_SCHEMA_TABLES, informationSchemaRows, PUBLIC_TABLES, type TableDef } from './tables.js';
 
 /** Produces the rows of one referenced table; the plan tells which rows and columns matter. */
 export type RowSource = (scan: TableScan, plan: QueryPlan) => Promise<Row[]>;
-
-export interface QueryEngineOptions {
-  /** A query (loading included) is interrupted after this long. */
-  timeoutMs?: number;
-  /** DuckDB's `memory_limit`. */
-  memoryLimit?: string;
-}
 
 interface Opened {
   duck: DuckModule;
@@ -52,47 +48,85 @@ function createTable(schema: string, table: TableDef): string {
 
 export class QueryEngine {
   private opened: Promise<Opened> | undefined;
+  private readonly limits: QueryLimits;
+  private readonly turns: Turns;
 
-  constructor(private readonly options: QueryEngineOptions = {}) {}
+  constructor(limits: Partial<QueryLimits> = {}) {
+    this.limits = { ...DEFAULT_LIMITS, ...limits };
+    this.turns = new Turns(this.limits.concurrent);
+  }
 
-  /** Runs one statement; rejects with `QueryError` for anything the client did wrong. */
+  /**
+   * Runs one statement within the limits (limits.ts); rejects with `QueryError` for anything
+   * the client did wrong or asked too much of, `StoreUnavailable` when the rows cannot be read.
+   */
   async query(sql: string, source: RowSource): Promise<ResultSet> {
+    const deadline = Date.now() + this.limits.timeoutMs;
+    const release = await this.turns.take(this.limits.timeoutMs);
+    try {
+      return await this.run(sql, source, deadline);
+    } finally {
+      release();
+    }
+  }
+
+  private async run(sql: string, source: RowSource, deadline: number): Promise<ResultSet> {
     const { duck, instance } = await this.open().catch((err: unknown) => {
       // E.g. no DuckDB binary for this platform: Restate's answer when its engine is off.
       this.opened = undefined;
       throw new QueryError(503, `Query service not available: ${err instanceof Error ? err.message : String(err)}`);
     });
     const conn = await instance.connect();
-    const timer = setTimeout(() => conn.interrupt(), this.options.timeoutMs ?? 30_000);
+    const interrupter = interruptAt(conn, deadline);
     let plan: QueryPlan | undefined;
     let inTransaction = false;
     try {
       await conn.run(`USE ${CATALOG}.public`);
-      let statement = sql;
       const parsed = await this.parse(conn, sql);
-      if (parsed.kind === 'select') {
-        if (parsed.count > 1) throw notImplemented('The context currently only supports a single SQL statement');
-        plan = planQuery(parsed.ast);
-        if (plan.unknownTable !== undefined) throw tableNotFound(plan.unknownTable);
-        if (plan.rewritten) statement = await this.sqlOf(conn, plan.ast);
-        await conn.run('BEGIN TRANSACTION');
-        inTransaction = true;
-        for (const scan of plan.scans.values()) await this.fill(duck, conn, scan, plan, source);
-      }
+      if (parsed.kind === 'other') throw await refusal(duck, conn, sql);
+      if (parsed.count > 1) throw notImplemented('The context currently only supports a single SQL statement');
+      checkAllowed(parsed.ast);
+      plan = planQuery(parsed.ast);
+      if (plan.unknownTable !== undefined) throw tableNotFound(plan.unknownTable);
+      const statement = plan.rewritten ? await this.sqlOf(conn, plan.ast) : sql;
+      await conn.run('BEGIN TRANSACTION');
+      inTransaction = true;
+      for (const scan of plan.scans.values()) await this.fill(duck, conn, scan, plan, source);
       const extracted = await conn.extractStatements(statement);
       if (extracted.count !== 1) throw notImplemented('The context currently only supports a single SQL statement');
       const prepared = await extracted.prepare(0);
-      checkStatementType(duck, prepared.statementType);
-      const reader = await prepared.runAndReadAll();
-      const columns = applyHints(readColumns(duck, reader), plan?.output, plan?.relations ?? []);
-      return { columns, rowCount: reader.currentRowCount };
+      if (prepared.statementType !== duck.StatementType.SELECT) throw await refusal(duck, conn, sql);
+      const result = await this.collect(duck, await prepared.stream());
+      // An interrupted streaming result can end like a finished one: never answer it as whole.
+      if (interrupter.fired) throw timeLimitError(this.limits);
+      return { columns: applyHints(result.columns, plan.output, plan.relations), rowCount: result.rowCount };
     } catch (err) {
-      throw fromDuckDb(err, plan?.relations ?? [], (q) => (plan ? columnOfQualifier(plan, q) : undefined));
+      if (err instanceof StoreUnavailable) throw err;
+      throw fromDuckDb(err, plan?.relations ?? [], (q) => (plan ? columnOfQualifier(plan, q) : undefined), this.limits);
     } finally {
-      clearTimeout(timer);
+      interrupter.stop();
       if (inTransaction) await conn.run('ROLLBACK').catch(() => undefined);
       conn.closeSync();
     }
+  }
+
+  /** Reads the result chunk by chunk, stopping as soon as it is past the result limits. */
+  private async collect(duck: DuckModule, result: Duck.DuckDBResult): Promise<ResultSet> {
+    const names = result.columnNames();
+    const types = result.columnTypes();
+    const budget = new ResultBudget(this.limits);
+    const chunks: ResultColumn[][] = [];
+    let rowCount = 0;
+    for (;;) {
+      const chunk = await result.fetchChunk();
+      if (!chunk || chunk.rowCount === 0) break;
+      const columns = readColumns(duck, names, types, chunk.convertColumns(duck.JSDuckDBValueConverter));
+      budget.add(columns, chunk.rowCount);
+      chunks.push(columns);
+      rowCount += chunk.rowCount;
+    }
+    const [first, ...rest] = chunks;
+    return { columns: first ? concatColumns(first, rest) : readColumns(duck, names, types, []), rowCount };
   }
 
   /** Starts DuckDB now rather than on the first query (e.g. in tests that time queries). */
@@ -107,7 +141,7 @@ export class QueryEngine {
   }
 
   private open(): Promise<Opened> {
-    this.opened ??= openDuckDb(this.options.memoryLimit ?? '512MB');
+    this.opened ??= openDuckDb(this.limits);
     return this.opened;
   }
 
@@ -137,6 +171,7 @@ export class QueryEngine {
     try {
       rows = await source(scan, plan);
     } catch (err) {
+      if (err instanceof StoreUnavailable) throw err;
       // The store failed, not the query: DataFusion reports its table providers' errors so.
       throw new QueryError(500, `Datafusion error: External error: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -145,14 +180,17 @@ export class QueryEngine {
   }
 }
 
-async function openDuckDb(memoryLimit: string): Promise<Opened> {
+async function openDuckDb(limits: QueryLimits): Promise<Opened> {
   const duck = await import('@duckdb/node-api');
-  // No files, no network, no extension downloads: queries only ever see our tables.
+  // No files (not even spilling to a temp directory), no network, no extension downloads:
+  // queries only ever see our tables, within the memory limit.
   const instance = await duck.DuckDBInstance.create(':memory:', {
     enable_external_access: 'false',
     autoinstall_known_extensions: 'false',
     autoload_known_extensions: 'false',
-    memory_limit: memoryLimit,
+    max_temp_directory_size: '0B',
+    memory_limit: `${limits.memoryLimitMb}MB`,
+    threads: String(limits.threads),
   });
   const setup = await instance.connect();
   try {
@@ -172,17 +210,49 @@ async function openDuckDb(memoryLimit: string): Promise<Opened> {
   return { duck, instance };
 }
 
-/** DataFusion runs queries only: DML, DDL and other statements are planning errors (§3.6). */
-function checkStatementType(duck: DuckModule, type: Duck.StatementType): void {
+/**
+ * The reference's error for a statement that is not a query (§3.6): DML and DDL are planning
+ * errors; anything else (PRAGMA, SET, ATTACH, COPY, LOAD, CALL, EXPLAIN…) is not implemented.
+ * Preparing a statement tells its type without running it.
+ */
+async function refusal(duck: DuckModule, conn: Duck.DuckDBConnection, sql: string): Promise<QueryError> {
+  let type: Duck.StatementType | undefined;
+  try {
+    type = (await (await conn.extractStatements(sql)).prepare(0)).statementType;
+  } catch {
+    // Not even preparable here (COPY, ATTACH need files): still not a query.
+  }
   const S = duck.StatementType;
-  if (type === S.SELECT || type === S.EXPLAIN) return;
   const dml: Partial<Record<number, string>> = { [S.INSERT]: 'Insert Into', [S.UPDATE]: 'Update', [S.DELETE]: 'Delete', [S.MERGE_INTO]: 'Merge' };
-  const op = dml[type];
-  if (op) throw planningError(`DML not supported: ${op}`);
+  const op = type === undefined ? undefined : dml[type];
+  if (op) return planningError(`DML not supported: ${op}`);
   const ddl: Partial<Record<number, string>> = { [S.CREATE]: 'Create', [S.DROP]: 'Drop', [S.ALTER]: 'Alter', [S.CREATE_FUNC]: 'CreateFunction' };
-  const kind = ddl[type];
-  if (kind) throw planningError(`DDL not supported: ${kind}`);
-  throw planningError(`Statement not supported: ${S[type] ?? String(type)}`);
+  const kind = type === undefined ? undefined : ddl[type];
+  if (kind) return planningError(`DDL not supported: ${kind}`);
+  return notImplemented(`Unsupported SQL statement: ${sql.trim()}`);
+}
+
+/**
+ * Interrupts whatever the connection runs from `deadline` on. An interrupt only stops the
+ * statement running at that moment, so it is repeated until the query gives up.
+ */
+function interruptAt(conn: Duck.DuckDBConnection, deadline: number): { stop(): void; readonly fired: boolean } {
+  let repeat: NodeJS.Timeout | undefined;
+  let fired = false;
+  const first = setTimeout(() => {
+    fired = true;
+    conn.interrupt();
+    repeat = setInterval(() => conn.interrupt(), 100);
+  }, Math.max(0, deadline - Date.now()));
+  return {
+    stop() {
+      clearTimeout(first);
+      clearInterval(repeat);
+    },
+    get fired() {
+      return fired;
+    },
+  };
 }
 
 /** `q.c` for the first column reference qualified by `q` in the query. */

@@ -5,6 +5,7 @@
  * (`PT86400S`, `P0D`, `PT0.004S`), binary as lowercase hex, lists as arrays, and 64-bit
  * integers as plain JSON numbers even past 2^53 (partition keys are).
  */
+import { Readable } from 'node:stream';
 import type { ResultSet, ValueType } from './result.js';
 import { rfc3339Auto } from '../timestamps.js';
 
@@ -50,16 +51,33 @@ function scalar(type: ValueType, v: unknown): string {
   }
 }
 
-export function encodeJson(result: ResultSet): string {
+/** Rows per piece of the streamed answer. */
+const PIECE_ROWS = 1000;
+
+/** `{"rows":[…]}` in pieces of rows, so no single string holds the whole answer. */
+function* jsonPieces(result: ResultSet): Generator<string> {
   const keys = result.columns.map((c) => JSON.stringify(c.name));
-  const rows: string[] = [];
-  for (let r = 0; r < result.rowCount; r++) {
+  const row = (r: number): string => {
     const members: string[] = [];
     result.columns.forEach((col, i) => {
       const v = col.values[r];
       if (v !== null && v !== undefined) members.push(`${keys[i]}:${scalar(col.type, v)}`);
     });
-    rows.push(`{${members.join(',')}}`);
+    return `{${members.join(',')}}`;
+  };
+  yield '{"rows":[';
+  for (let from = 0; from < result.rowCount; from += PIECE_ROWS) {
+    const rows: string[] = [];
+    for (let r = from; r < Math.min(result.rowCount, from + PIECE_ROWS); r++) rows.push(row(r));
+    yield (from === 0 ? '' : ',') + rows.join(',');
   }
-  return `{"rows":[${rows.join(',')}]}`;
+  yield ']}';
+}
+
+export function encodeJson(result: ResultSet): string {
+  return [...jsonPieces(result)].join('');
+}
+
+export function jsonStream(result: ResultSet): Readable {
+  return Readable.from(jsonPieces(result));
 }

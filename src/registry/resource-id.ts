@@ -5,6 +5,7 @@
  * checked; the reasons are the reference's wording.
  */
 import { randomBytes } from 'node:crypto';
+import { wrongResourceType } from '../protocol/ids.js';
 
 // Restate's digit order (lowercase before uppercase), as in deployment-id.ts.
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
@@ -36,7 +37,8 @@ function decodeGroup(text: string, bits: bigint): boolean {
 /** `<prefix>_1<groups…>`; `groups` are the bit widths of the base-62 groups, in order. */
 function check(text: string, prefix: string, groups: Array<64 | 128>): IdCheck {
   const sep = text.indexOf('_');
-  if (sep < 0 || text.slice(0, sep) !== prefix) return { ok: false, reason: 'bad format' };
+  if (sep < 0) return { ok: false, reason: 'bad format' };
+  if (text.slice(0, sep) !== prefix) return { ok: false, reason: wrongResourceType(text.slice(0, sep)) };
   const rest = text.slice(sep + 1);
   if (rest.length === 0) return { ok: false, reason: 'bad length' };
   if (rest[0] !== CODEC_VERSION) return { ok: false, reason: 'unrecognized codec version' };

@@ -33,7 +33,6 @@ import type { CompletedInvocation, InvokeRequest, InvokeResult, Logger, OutputSt
 export type { Outcome as OperatorOutcome, DeploymentChoice, RestartOptions, Restarted } from './services/operator.js';
 
 export class Runtime {
-  private readonly transport = new Transport();
   private readonly retry: RetryScheduler;
   private readonly locks: ObjectLocks;
   private readonly actors: ActorCache;
@@ -51,6 +50,7 @@ export class Runtime {
     readonly registry: Registry,
     readonly config: Config,
     readonly log: Logger,
+    readonly transport = new Transport(),
   ) {
     const now = () => Date.now();
     this.retry = new RetryScheduler(log);

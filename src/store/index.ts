@@ -3,15 +3,15 @@
  * store under `dataDir`, so a fresh machine runs with nothing else installed (design.md, "Store").
  * Only the backend in use is loaded: lmdb and ioredis each add to the start-up time.
  */
-import type { Logger } from '../telemetry/log.js';
+import type { RedisStoreOptions } from './redis/redis-store.js';
 import type { Store } from './types.js';
 
 export * from './types.js';
 
-export async function openStore(opts: { redisUrl?: string; dataDir: string; log?: Logger }): Promise<Store> {
+export async function openStore(opts: { redisUrl?: string; dataDir: string; redis?: RedisStoreOptions }): Promise<Store> {
   if (opts.redisUrl) {
     const { RedisStore } = await import('./redis/redis-store.js');
-    return RedisStore.open(opts.redisUrl, opts.log ? { log: opts.log } : {});
+    return RedisStore.open(opts.redisUrl, opts.redis);
   }
   const { EmbeddedStore } = await import('./embedded/embedded-store.js');
   return EmbeddedStore.open(opts.dataDir);

@@ -57,6 +57,7 @@ export class ObservedStore implements Store {
     }
   }
 
+  ping: Store['ping'] = () => this.inner.ping();
   loadInvocation: Store['loadInvocation'] = (...a) => this.inner.loadInvocation(...a);
   listInvocations: Store['listInvocations'] = (...a) => this.inner.listInvocations(...a);
   activeInvocations: Store['activeInvocations'] = (...a) => this.inner.activeInvocations(...a);

@@ -8,6 +8,7 @@
  * Keys of one partition live together (Redis hash tag `{pN}`), so a transition never spans
  * partitions; work that lands in another partition travels through the outbox.
  */
+import { Unavailable } from '../errors.js';
 
 /** One journal entry exactly as the service protocol carries it: message type id + protobuf payload. */
 export interface JournalEntry {
@@ -122,6 +123,26 @@ export class TransitionConflict extends Error {
   }
 }
 
+/**
+ * The store cannot be reached: Redis is down, the connection broke, a command got no reply in
+ * time. Nothing is wrong with the request; it can be retried once the store is back.
+ *
+ * `mayHaveApplied` is false when the command was refused before it was sent (a read, or a
+ * commit issued while the store was known to be down: nothing changed). It is true when a
+ * commit was sent and its reply was lost: the outcome is unknown, the transition may have
+ * landed, and it must be resolved by reading the store again, never reported as not applied.
+ */
+export class StoreUnavailable extends Unavailable {
+  constructor(
+    message: string,
+    readonly mayHaveApplied: boolean,
+    options?: ErrorOptions,
+  ) {
+    super(message);
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
 export interface StoreInfo {
   backend: 'redis' | 'embedded';
   /** Where the data lives: a redis URL (password stripped) or a directory. */
@@ -136,11 +157,14 @@ export interface Store {
   /**
    * Applies the whole transition atomically and durably (as durable as the backend is set up).
    * Rejects with `TransitionConflict` (a journal length or a record expectation did not hold)
-   * when nothing was written. Any other rejection (Redis
-   * unreachable, command timeout) is ambiguous: the transition may or may not have landed, so
-   * reload from the store before retrying.
+   * when nothing was written, with `StoreUnavailable` when the store cannot be reached (its
+   * `mayHaveApplied` tells whether the transition may have landed). Any other rejection is
+   * ambiguous too: reload from the store before retrying.
    */
   commit(transition: Transition): Promise<void>;
+
+  /** Resolves when the store answers now (readiness); rejects with `StoreUnavailable` otherwise. */
+  ping(): Promise<void>;
 
   loadInvocation(partition: number, id: string): Promise<unknown | undefined>;
   /** Ids of every invocation in the partition, terminal or not. Lists are sorted bytewise on UTF-8. */

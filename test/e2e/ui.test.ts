@@ -3,13 +3,19 @@
  * server with real SDK services, on both stores. Each test saves screenshots under
  * test-output/ for a person to look at.
  */
-import anyTest, { type TestFn } from 'ava';
+import anyTest, { type ExecutionContext, type TestFn } from 'ava';
+import type { Page } from 'playwright-core';
 import { sqlRows, storeKinds } from '../support/stack.js';
 import { resolveAwakeable, sendTo as send } from '../support/context.js';
 import { openPage, screenshot, uiWorld, type UiWorld } from '../support/ui-world.js';
 import { waitFor } from '../support/wait.js';
 
 const test = anyTest as TestFn<UiWorld>;
+
+/** No page shows an error box where all went well (a query /query refused, say). */
+async function noErrorShown(t: ExecutionContext<UiWorld>, page: Page): Promise<void> {
+  t.deepEqual(await page.locator('.error').allInnerTexts(), [], `errors shown on ${page.url()}`);
+}
 uiWorld(test);
 
 const TIMEOUT = { timeout: 20_000 };
@@ -36,11 +42,21 @@ for (const store of storeKinds) {
     const page = await openPage(t, store, '/');
     await page.waitForSelector('a.stat[data-status="succeeded"] .n:not(:text("…"))', TIMEOUT);
     t.regex(await page.locator('h1').innerText(), /Overview/);
+    await page.waitForSelector('svg.chart rect.ok', TIMEOUT);
+    await noErrorShown(t, page);
     await screenshot(t, page, `ui-${store}-overview`);
 
     await page.click('nav >> text=Invocations');
     await page.waitForSelector(`tr[data-id="${done}"]`, TIMEOUT);
+    await noErrorShown(t, page);
     await screenshot(t, page, `ui-${store}-invocations`);
+    // Filters live in the address: a time range that holds the call, and one that does not.
+    const hourAgo = Date.now() - 3_600_000;
+    await page.goto(`${stack.server.admin}/ui/invocations?service=Walker&from=${hourAgo}`);
+    await page.waitForSelector(`tr[data-id="${done}"]`, TIMEOUT);
+    await page.goto(`${stack.server.admin}/ui/invocations?service=Walker&to=${hourAgo}`);
+    await page.waitForSelector('text=No invocations match.', TIMEOUT);
+    await noErrorShown(t, page);
 
     await page.click('nav >> text=Services');
     await page.waitForSelector('td >> text=Walker', TIMEOUT);
@@ -62,6 +78,7 @@ for (const store of storeKinds) {
     await page.fill('textarea[name=sql]', "SELECT target, status FROM sys_invocation WHERE target LIKE 'Walker/%'");
     await page.click('button >> text=Run');
     await page.waitForSelector('td >> text=Walker/hello', TIMEOUT);
+    await noErrorShown(t, page);
     await screenshot(t, page, `ui-${store}-sql`);
 
     // A failed attempt: the last failure with its stack trace, and the retries on the path.

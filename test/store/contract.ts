@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import test, { type ExecutionContext } from 'ava';
+import { compareUtf8 } from '../../src/store/codec.js';
 import { HISTORY_LIMIT, TransitionConflict, type HistoryEntry, type JournalEntry, type Store, type Transition } from '../../src/store/types.js';
 
 export interface StoreFixture {
@@ -19,6 +20,9 @@ const bytes = (...values: number[]) => Uint8Array.from(values);
 const allBytes = Uint8Array.from({ length: 256 }, (_, i) => i);
 const entry = (type: number, payload: Uint8Array = bytes(type & 0xff)): JournalEntry => ({ type, payload });
 const step = (n: number, from: string | null = 'running'): HistoryEntry => ({ from, event: `e${n}`, to: 'running', at: 1000 + n, attempt: n % 3 });
+
+/** A state map's entries in key order: readState gives no particular order. */
+const sortedEntries = (state: Map<string, Uint8Array>) => [...state].sort(([a], [b]) => compareUtf8(a, b));
 
 /** Everything a partition holds, read through the interface, for "nothing changed" checks. */
 async function dump(store: Store, p: number, ids: string[], objects: Array<[string, string]>) {
@@ -411,5 +415,59 @@ export function storeContract(name: string, open: () => Promise<StoreFixture>): 
     t.is(await store.journalLength(5, 'keep'), 1);
     await store.commit({ partition: 5, journal: [{ id: 'keep', at: 1, entries: [entry(1)] }] });
     t.is(await store.journalLength(5, 'keep'), 2);
+  });
+
+  // Restate accepts object keys and state keys of any length; LMDB keys stop at 1,978 bytes.
+  it('keys far longer than an LMDB key are stored, read, listed and removed', async (t, _store, fixture) => {
+    let store = fixture.store;
+    const objectKey = `k\0${'é'.repeat(2500)}`;
+    const otherKey = `${'k'.repeat(1900)}-2`;
+    const field = `f${'x'.repeat(3000)}`;
+    const record = JSON.stringify(['Obj', objectKey]);
+    await store.commit({
+      partition: 2,
+      invocations: [{ id: 'inv-long', snapshot: { key: objectKey }, active: true }],
+      journal: [{ id: 'inv-long', at: 0, entries: [entry(0x0400)] }],
+      state: [
+        { service: 'Obj', key: objectKey, ops: [{ op: 'set', key: field, value: bytes(1) }, { op: 'set', key: 'short', value: bytes(2) }] },
+        { service: 'Obj', key: otherKey, ops: [{ op: 'set', key: field, value: bytes(3) }] },
+      ],
+      timersAdd: [{ key: `wake|${objectKey}`, dueAt: 5 }],
+      outboxAdd: [{ id: `m|${objectKey}`, body: { to: objectKey } }],
+      records: [
+        { kind: 'object', key: record, value: { holder: 'inv-long' } },
+        { kind: 'object', key: 'a-short-one', value: 1 },
+        { kind: 'object', key: `${record}-2`, value: 2 },
+      ],
+    });
+    const check = async (s: Store) => {
+      t.deepEqual(sortedEntries(await s.readState(2, 'Obj', objectKey)), sortedEntries(new Map([[field, bytes(1)], ['short', bytes(2)]])));
+      t.deepEqual(await s.readStateKey(2, 'Obj', objectKey, field), bytes(1));
+      t.deepEqual(await s.readState(2, 'Obj', otherKey), new Map([[field, bytes(3)]]));
+      t.deepEqual(await s.getRecord(2, 'object', record), { holder: 'inv-long' });
+      t.deepEqual(await s.listRecords(2, 'object'), [record, `${record}-2`, 'a-short-one'].sort(compareUtf8));
+      t.deepEqual(await s.nextTimer(2), { key: `wake|${objectKey}`, dueAt: 5 });
+      t.deepEqual(await s.outbox(2), [{ id: `m|${objectKey}`, body: { to: objectKey } }]);
+    };
+    await check(store);
+    store = await fixture.reopen();
+    await check(store);
+    await store.commit({
+      partition: 2,
+      state: [
+        { service: 'Obj', key: objectKey, ops: [{ op: 'clear', key: field }] },
+        { service: 'Obj', key: otherKey, ops: [{ op: 'clearAll' }] },
+      ],
+      timersRemove: [`wake|${objectKey}`],
+      outboxRemove: [`m|${objectKey}`],
+      records: [{ kind: 'object', key: record, value: null }],
+    });
+    t.deepEqual(await store.readState(2, 'Obj', objectKey), new Map([['short', bytes(2)]]));
+    t.is(await store.readStateKey(2, 'Obj', objectKey, field), undefined);
+    t.deepEqual(await store.readState(2, 'Obj', otherKey), new Map());
+    t.is(await store.getRecord(2, 'object', record), undefined);
+    t.deepEqual(await store.listRecords(2, 'object'), [`${record}-2`, 'a-short-one'].sort(compareUtf8));
+    t.is(await store.nextTimer(2), undefined);
+    t.deepEqual(await store.outbox(2), []);
   });
 }

@@ -8,6 +8,9 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../../src/project-root.js';
 
+/** The checkout root (src/project-root.ts), for the tests that find files from it. */
+export { projectRoot };
+
 export interface StartedService {
   port: number;
   /** `http://127.0.0.1:<port>/` */

@@ -14,6 +14,8 @@ export interface RedstateProcess {
   admin: string;
   /** The node port's base URL (`/metrics`). */
   node: string;
+  /** The running process's id (changes on restart). */
+  pid(): number;
   /** Everything the process printed, for failure messages. */
   output(): string;
   /** SIGKILL: no chance to flush or clean anything up. */
@@ -81,6 +83,7 @@ export async function startRedstate(opts: RedstateOptions = {}): Promise<Redstat
     admin: `http://127.0.0.1:${ports.admin}`,
     node: `http://127.0.0.1:${ports.node}`,
     output: () => log,
+    pid: () => proc.pid!,
     async kill() {
       proc.kill('SIGKILL');
       await exited();

@@ -116,8 +116,8 @@ test('parseInvocationId errors match restate-server (reference-behavior.md §1.3
     [valid.slice(0, -1), 'bad length'],
     [`${valid}x`, 'bad length'],
     ['inv_2e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi', 'unrecognized codec version'],
-    ['dp_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi', 'bad format'],
-    ['foo_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi', 'bad format'],
+    ['dp_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi', "id doesn't match the expected type"],
+    ['foo_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi', 'unrecognized resource type: foo'],
     ['inv_1e5LzHaWLYBg7Mif5X5Oik-kqq1YSVGOUi', 'base62 decode error'],
     [`inv_1${'Z'.repeat(11)}7Mif5X5OikFkqq1YSVGOUi`, 'base62 decode error'],
   ];
@@ -199,7 +199,7 @@ test('parseAwakeableId errors', (t) => {
   const cases: [string, IdErrorReason][] = [
     ['garbage', 'bad format'],
     ['', 'bad length'],
-    ['inv_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAEQ', 'bad format'],
+    ['inv_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAEQ', "id doesn't match the expected type"],
     ['sign_2Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAEQ', 'unrecognized codec version'],
     ['sign_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAA', 'bad length'],
     ['sign_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAEQAA', 'bad length'],

@@ -4,7 +4,7 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { AdminError, AdminTextError, DomainError } from '../../errors.js';
+import { AdminError, AdminTextError, DomainError, Unavailable } from '../../errors.js';
 import { IdError, parseDeploymentId, parseInvocationId } from '../../protocol/ids.js';
 import type { DeploymentChoice, OperatorOutcome, Runtime } from '../../runtime/runtime.js';
 import { sendEmpty, sendJson } from '../http-io.js';
@@ -99,7 +99,7 @@ export function invocationRoutes(runtime: Runtime) {
     router.patch('/invocations/:id/restart-as-new', async (ctx: Context) => {
       await restartAsNew(runtime, ctx);
     });
-    // Deprecated form: always 202, whatever happened (§3.5).
+    // Deprecated form: 202 for any well-formed id, whatever happened (§3.5).
     router.delete('/invocations/:id', async (ctx: Context) => {
       const raw = typeof ctx.query['mode'] === 'string' ? ctx.query['mode'] : 'cancel';
       const mode = raw.toLowerCase();
@@ -113,8 +113,9 @@ export function invocationRoutes(runtime: Runtime) {
       try {
         await runtime.operator[mode as 'cancel' | 'kill' | 'purge'](id);
       } catch (err) {
-        // The deprecated endpoint answers 202 whatever the operation found (a malformed id is still a 400).
-        if (!(err instanceof DomainError)) throw err;
+        // The deprecated endpoint answers 202 whatever the operation found (a malformed id is
+        // still a 400, and an unreachable store found nothing).
+        if (!(err instanceof DomainError) || err instanceof Unavailable) throw err;
       }
       sendEmpty(ctx, 202);
     });

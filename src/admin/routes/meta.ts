@@ -26,8 +26,15 @@ function features(config: Config): Record<string, boolean> {
   };
 }
 
-export function metaRoutes(router: Router, config: Config, ingressUrl: string): void {
-  router.get('/health', (ctx) => sendEmpty(ctx, 200));
+/**
+ * `ready` is the readiness check: it rejects with `StoreUnavailable` while the store cannot be
+ * reached, which the funnel answers 503.
+ */
+export function metaRoutes(router: Router, config: Config, ingressUrl: string, ready: () => Promise<void>): void {
+  router.get('/health', async (ctx) => {
+    await ready();
+    sendEmpty(ctx, 200);
+  });
 
   router.get('/version', (ctx) => {
     sendJson(ctx, 200, {

@@ -6,9 +6,10 @@
  */
 import type Router from '@koa/router';
 import { AdminTextError } from '../../errors.js';
-import { encodeArrow } from '../../query/arrow.js';
+import { arrowStream } from '../../query/arrow.js';
 import { QueryEngine } from '../../query/engine.js';
-import { encodeJson } from '../../query/json.js';
+import { limitsFrom } from '../../query/limits.js';
+import { jsonStream } from '../../query/json.js';
 import { storeRowSource, type QuerySources } from '../../query/rows.js';
 import { readJsonBody } from '../http-io.js';
 import { describeUnexpected, type JsonDocument } from '../json-text.js';
@@ -36,19 +37,20 @@ export function decodeQueryRequest(doc: JsonDocument): string {
 
 /** The `/query` route for `createAdminApp({ extraRoutes })`; one engine serves every request. */
 export function queryRoutes(deps: QuerySources & { engine?: QueryEngine }): (router: Router) => void {
-  const engine = deps.engine ?? new QueryEngine();
+  const engine = deps.engine ?? new QueryEngine(limitsFrom(deps.config));
   return (router) => {
     router.post('/query', async (ctx) => {
       const sql = decodeQueryRequest(readJsonBody(ctx));
       const result = await engine.query(sql, storeRowSource(deps));
       ctx.status = 200;
       // Restate compares the header with `application/json` exactly (query.rs).
+      // Streamed, chunked, as the reference sends it; the size was bounded while the result was read.
       if (ctx.get('accept') === 'application/json') {
         ctx.set('content-type', 'application/json');
-        ctx.body = encodeJson(result);
+        ctx.body = jsonStream(result);
       } else {
         ctx.set('content-type', 'application/vnd.apache.arrow.stream');
-        ctx.body = Buffer.from(await encodeArrow(result));
+        ctx.body = await arrowStream(result);
       }
     });
   };

@@ -16,7 +16,11 @@
  *   outbox      (p, id)                    -> body JSON
  *   records     (p, kind, key)             -> value JSON
  *   meta        ('registry')               -> registry JSON
+ *   originals   (table, SHA-256 of a key)  -> the key's unhashed encoding, for keys with a
+ *                                             hashed part (./tuple.ts: object and state keys
+ *                                             longer than LMDB's key limit)
  */
+import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
@@ -29,6 +33,7 @@ import {
   decodeEntry,
   decodeJson,
   encodeJson,
+  sortedUtf8,
 } from '../codec.js';
 import {
   HISTORY_LIMIT,
@@ -42,13 +47,14 @@ import {
   type Transition,
 } from '../types.js';
 import { storeMetrics } from '../../telemetry/metrics.js';
-import { partitionKey, partitionRange, planTransition, type KeyRange, type Plan } from './plan.js';
-import { decodeTuple, tupleKey } from './tuple.js';
+import { partitionKey, partitionRange, planTransition, storedPartitionKey, type KeyRange, type Plan } from './plan.js';
+import { decodeTuple, hasHashedPart, HashedPart, tupleKey, type KeyPart, type StoredKey } from './tuple.js';
 
 type Table = Database<Buffer, Buffer>;
 
-const TABLES = ['snapshots', 'active', 'journal', 'history', 'state', 'timers', 'timerIndex', 'outbox', 'records', 'meta'] as const;
-type Tables = Record<(typeof TABLES)[number], Table>;
+const TABLES = ['snapshots', 'active', 'journal', 'history', 'state', 'timers', 'timerIndex', 'outbox', 'records', 'meta', 'originals'] as const;
+type TableName = (typeof TABLES)[number];
+type Tables = Record<TableName, Table>;
 
 const EMPTY = Buffer.alloc(0);
 
@@ -142,7 +148,6 @@ export class EmbeddedStore implements Store {
    * appends to one journal follow each other.
    */
   private apply(t: Transition, plan: Plan): void {
-    const { db } = this;
     const lengths = new Map<string, number>(plan.deletes.map((d) => [d.id, 0]));
     plan.appends.forEach((append, i) => {
       const length = lengths.get(append.id) ?? this.lengthOf(append.range);
@@ -150,38 +155,38 @@ export class EmbeddedStore implements Store {
       lengths.set(append.id, length + append.entries.length);
     });
     plan.expects.forEach((expect, i) => {
-      const stored = db.records.get(expect.key) as Buffer | undefined;
+      const stored = this.db.records.get(expect.key) as Buffer | undefined;
       const holds = expect.json === null ? stored === undefined : stored !== undefined && Buffer.compare(stored, expect.json) === 0;
       if (!holds) throw new TransitionConflict(recordConflictMessage(t, i));
     });
     for (const d of plan.deletes) {
-      db.snapshots.removeSync(d.snapshot);
-      db.active.removeSync(d.active);
-      removeRange(db.journal, d.journal);
-      removeRange(db.history, d.history);
+      this.remove('snapshots', d.snapshot);
+      this.remove('active', d.active);
+      this.removeRange('journal', d.journal);
+      this.removeRange('history', d.history);
     }
-    for (const append of plan.appends) for (const [key, entry] of append.entries) db.journal.putSync(key, entry);
+    for (const append of plan.appends) for (const [key, entry] of append.entries) this.put('journal', key, entry);
     for (const inv of plan.invocations) {
-      db.snapshots.putSync(inv.key, inv.json);
-      if (inv.active) db.active.putSync(inv.key, EMPTY);
-      else db.active.removeSync(inv.key);
+      this.put('snapshots', inv.key, inv.json);
+      if (inv.active) this.put('active', inv.key, EMPTY);
+      else this.remove('active', inv.key.key);
     }
     for (const op of plan.state) {
-      if (op.kind === 'set') db.state.putSync(op.key, op.value);
-      else if (op.kind === 'clear') db.state.removeSync(op.key);
-      else removeRange(db.state, op.range);
+      if (op.kind === 'set') this.put('state', op.key, op.value);
+      else if (op.kind === 'clear') this.remove('state', op.key);
+      else this.removeRange('state', op.range);
     }
     for (const index of plan.timersRemove) this.removeTimer(index);
     for (const timer of plan.timersAdd) {
-      this.removeTimer(timer.index);
-      db.timers.putSync(timer.slot, EMPTY);
-      db.timerIndex.putSync(timer.index, timer.slot);
+      this.removeTimer(timer.index.key);
+      this.put('timers', timer.slot, EMPTY);
+      this.put('timerIndex', timer.index, timer.slot.key);
     }
-    for (const key of plan.outboxRemove) db.outbox.removeSync(key);
-    for (const msg of plan.outboxAdd) db.outbox.putSync(msg.key, msg.json);
+    for (const key of plan.outboxRemove) this.remove('outbox', key);
+    for (const msg of plan.outboxAdd) this.put('outbox', msg.key, msg.json);
     for (const rec of plan.records) {
-      if (rec.json === null) db.records.removeSync(rec.key);
-      else db.records.putSync(rec.key, rec.json);
+      if (rec.json === null) this.remove('records', rec.key.key);
+      else this.put('records', rec.key, rec.json);
     }
     for (const h of plan.history) this.appendHistory(t.partition, h.id, h.entries);
   }
@@ -189,16 +194,40 @@ export class EmbeddedStore implements Store {
   private appendHistory(partition: number, id: string, entries: Buffer[]): void {
     const range = partitionRange(partition, id);
     const next = this.lastSeq(this.db.history, range) + 1;
-    entries.forEach((json, i) => this.db.history.putSync(partitionKey(partition, id, next + i), json));
+    entries.forEach((json, i) => this.put('history', storedPartitionKey(partition, id, next + i), json));
     const keepFrom = next + entries.length - HISTORY_LIMIT;
-    if (keepFrom > 0) removeRange(this.db.history, { start: range.start, end: partitionKey(partition, id, keepFrom) });
+    if (keepFrom > 0) this.removeRange('history', { start: range.start, end: partitionKey(partition, id, keepFrom) });
   }
 
   private removeTimer(index: Buffer): void {
     const slot = this.db.timerIndex.get(index);
     if (slot === undefined) return;
-    this.db.timers.removeSync(slot);
-    this.db.timerIndex.removeSync(index);
+    this.remove('timers', slot);
+    this.remove('timerIndex', index);
+  }
+
+  /** Writes `value` under `key`, and the key's original beside it when a part is hashed. */
+  private put(table: TableName, key: StoredKey, value: Buffer): void {
+    this.db[table].putSync(key.key, value);
+    if (key.original) this.db.originals.putSync(originalsKey(table, key.key), key.original);
+  }
+
+  private remove(table: TableName, key: Buffer): void {
+    if (this.db[table].removeSync(key) && hasHashedPart(key)) this.db.originals.removeSync(originalsKey(table, key));
+  }
+
+  private removeRange(table: TableName, range: KeyRange): void {
+    // Collected first: removing under a live cursor would move it.
+    for (const key of [...this.db[table].getKeys(range)]) this.remove(table, key);
+  }
+
+  /** The parts of a stored key, read from its original when a part is hashed. */
+  private partsOf(table: TableName, key: Buffer): KeyPart[] {
+    const parts = decodeTuple(key);
+    if (!parts.some((part) => part instanceof HashedPart)) return parts as KeyPart[];
+    const original = this.db.originals.get(originalsKey(table, key));
+    if (original === undefined) throw new Error(`corrupt store: ${table} holds a hashed key without its original`);
+    return decodeTuple(original) as KeyPart[];
   }
 
   private lengthOf(range: KeyRange): number {
@@ -213,17 +242,20 @@ export class EmbeddedStore implements Store {
     return -1;
   }
 
+  /** The files are local: the store is there as long as it is open. */
+  async ping(): Promise<void> {}
+
   async loadInvocation(partition: number, id: string): Promise<unknown | undefined> {
     const json = this.db.snapshots.get(partitionKey(partition, id));
     return json === undefined ? undefined : decodeJson(json);
   }
 
   async listInvocations(partition: number): Promise<string[]> {
-    return this.idsIn(this.db.snapshots, partition);
+    return this.idsIn('snapshots', partition);
   }
 
   async activeInvocations(partition: number): Promise<string[]> {
-    return this.idsIn(this.db.active, partition);
+    return this.idsIn('active', partition);
   }
 
   async readJournal(partition: number, id: string, from = 0): Promise<JournalEntry[]> {
@@ -243,7 +275,7 @@ export class EmbeddedStore implements Store {
   async readState(partition: number, service: string, key: string): Promise<Map<string, Uint8Array>> {
     const state = new Map<string, Uint8Array>();
     for (const entry of this.db.state.getRange(partitionRange(partition, service, key))) {
-      state.set(decodeTuple(entry.key)[3] as string, bytesOf(entry.value));
+      state.set(this.partsOf('state', entry.key)[3] as string, bytesOf(entry.value));
     }
     return state;
   }
@@ -257,16 +289,16 @@ export class EmbeddedStore implements Store {
     if (limit <= 0 || Number.isNaN(upTo)) return [];
     const { start } = partitionRange(partition);
     const { end } = partitionRange(partition, upTo);
-    return [...this.db.timers.getKeys({ start, end, limit })].map(timerOf);
+    return [...this.db.timers.getKeys({ start, end, limit })].map((key) => this.timerOf(key));
   }
 
   async nextTimer(partition: number): Promise<Timer | undefined> {
-    return [...this.db.timers.getKeys({ ...partitionRange(partition), limit: 1 })].map(timerOf)[0];
+    return [...this.db.timers.getKeys({ ...partitionRange(partition), limit: 1 })].map((key) => this.timerOf(key))[0];
   }
 
   async outbox(partition: number): Promise<OutboxMessage[]> {
     return [...this.db.outbox.getRange(partitionRange(partition))].map(({ key, value }) => ({
-      id: decodeTuple(key)[1] as string,
+      id: this.partsOf('outbox', key)[1] as string,
       body: decodeJson(value),
     }));
   }
@@ -277,7 +309,7 @@ export class EmbeddedStore implements Store {
   }
 
   async listRecords(partition: number, kind: string): Promise<string[]> {
-    return [...this.db.records.getKeys(partitionRange(partition, kind))].map((key) => decodeTuple(key)[2] as string);
+    return this.keysIn('records', partitionRange(partition, kind), 2);
   }
 
   async loadRegistry(): Promise<unknown | undefined> {
@@ -296,17 +328,30 @@ export class EmbeddedStore implements Store {
     await this.root.close();
   }
 
-  private idsIn(table: Table, partition: number): string[] {
-    return [...table.getKeys(partitionRange(partition))].map((key) => decodeTuple(key)[1] as string);
+  private idsIn(table: 'snapshots' | 'active', partition: number): string[] {
+    return this.keysIn(table, partitionRange(partition), 1);
+  }
+
+  /**
+   * Part `at` of every key in the range, sorted bytewise on UTF-8 like the Redis store's
+   * lists; only hashed keys can be out of that order.
+   */
+  private keysIn(table: TableName, range: KeyRange, at: number): string[] {
+    let hashed = false;
+    const out = [...this.db[table].getKeys(range)].map((key) => {
+      hashed ||= hasHashedPart(key);
+      return this.partsOf(table, key)[at] as string;
+    });
+    return hashed ? sortedUtf8(out) : out;
+  }
+
+  private timerOf(key: Buffer): Timer {
+    const [, dueAt, timerKey] = this.partsOf('timers', key);
+    return { key: timerKey as string, dueAt: dueAt as number };
   }
 }
 
-function removeRange(table: Table, range: KeyRange): void {
-  // Collected first: removing under a live cursor would move it.
-  for (const key of [...table.getKeys(range)]) table.removeSync(key);
-}
-
-function timerOf(key: Buffer): Timer {
-  const [, dueAt, timerKey] = decodeTuple(key);
-  return { key: timerKey as string, dueAt: dueAt as number };
+/** Where the original of a hashed key of `table` is kept. */
+function originalsKey(table: TableName, key: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(table), Buffer.of(0), createHash('sha256').update(key).digest()]);
 }

@@ -5,7 +5,7 @@
  */
 import { checkPartition, encodeEntry, encodeJson } from '../codec.js';
 import type { Transition } from '../types.js';
-import { prefixRange, tupleKey, type KeyPart } from './tuple.js';
+import { prefixRange, storedKey, tupleKey, type KeyPart, type StoredKey } from './tuple.js';
 
 export interface KeyRange {
   start: Buffer;
@@ -13,21 +13,21 @@ export interface KeyRange {
 }
 
 export type StatePlan =
-  | { kind: 'set'; key: Buffer; value: Buffer }
+  | { kind: 'set'; key: StoredKey; value: Buffer }
   | { kind: 'clear'; key: Buffer }
   | { kind: 'clearAll'; range: KeyRange };
 
 export interface Plan {
   deletes: Array<{ id: string; snapshot: Buffer; active: Buffer; journal: KeyRange; history: KeyRange }>;
   /** `entries` are keyed from `at` on: they are only written once the length is `at`. */
-  appends: Array<{ id: string; at: number; range: KeyRange; entries: Array<[Buffer, Buffer]> }>;
-  invocations: Array<{ key: Buffer; json: Buffer; active: boolean }>;
+  appends: Array<{ id: string; at: number; range: KeyRange; entries: Array<[StoredKey, Buffer]> }>;
+  invocations: Array<{ key: StoredKey; json: Buffer; active: boolean }>;
   state: StatePlan[];
   timersRemove: Buffer[];
-  timersAdd: Array<{ index: Buffer; slot: Buffer }>;
+  timersAdd: Array<{ index: StoredKey; slot: StoredKey }>;
   outboxRemove: Buffer[];
-  outboxAdd: Array<{ key: Buffer; json: Buffer }>;
-  records: Array<{ key: Buffer; json: Buffer | null }>;
+  outboxAdd: Array<{ key: StoredKey; json: Buffer }>;
+  records: Array<{ key: StoredKey; json: Buffer | null }>;
   /** Record expectations: the stored value must be exactly `json` (null: absent). */
   expects: Array<{ key: Buffer; json: Buffer | null }>;
   /** Keyed only once the history's last sequence number is known, inside the transaction. */
@@ -38,6 +38,12 @@ export interface Plan {
 export function partitionKey(p: number, ...parts: KeyPart[]): Buffer {
   checkPartition(p);
   return tupleKey(p, ...parts);
+}
+
+/** `partitionKey`, with the original a hashed key needs when it is written (tuple.ts). */
+export function storedPartitionKey(p: number, ...parts: KeyPart[]): StoredKey {
+  checkPartition(p);
+  return storedKey(p, ...parts);
 }
 
 export function partitionRange(p: number, ...parts: KeyPart[]): KeyRange {
@@ -60,29 +66,29 @@ export function planTransition(t: Transition): Plan {
       id: append.id,
       at: append.at,
       range: partitionRange(p, append.id),
-      entries: append.entries.map((entry, i): [Buffer, Buffer] => [partitionKey(p, append.id, append.at + i), encodeEntry(entry)]),
+      entries: append.entries.map((entry, i): [StoredKey, Buffer] => [storedPartitionKey(p, append.id, append.at + i), encodeEntry(entry)]),
     })),
     invocations: (t.invocations ?? []).map((inv) => ({
-      key: partitionKey(p, inv.id),
+      key: storedPartitionKey(p, inv.id),
       json: json(inv.snapshot, `snapshot of ${inv.id}`),
       active: inv.active,
     })),
     state: (t.state ?? []).flatMap((group) =>
       group.ops.map((op): StatePlan => {
-        if (op.op === 'set') return { kind: 'set', key: partitionKey(p, group.service, group.key, op.key), value: Buffer.from(op.value) };
+        if (op.op === 'set') return { kind: 'set', key: storedPartitionKey(p, group.service, group.key, op.key), value: Buffer.from(op.value) };
         if (op.op === 'clear') return { kind: 'clear', key: partitionKey(p, group.service, group.key, op.key) };
         return { kind: 'clearAll', range: partitionRange(p, group.service, group.key) };
       }),
     ),
     timersRemove: (t.timersRemove ?? []).map((key) => partitionKey(p, key)),
     timersAdd: (t.timersAdd ?? []).map((timer) => ({
-      index: partitionKey(p, timer.key),
-      slot: partitionKey(p, timer.dueAt, timer.key),
+      index: storedPartitionKey(p, timer.key),
+      slot: storedPartitionKey(p, timer.dueAt, timer.key),
     })),
     outboxRemove: (t.outboxRemove ?? []).map((id) => partitionKey(p, id)),
-    outboxAdd: (t.outboxAdd ?? []).map((msg) => ({ key: partitionKey(p, msg.id), json: json(msg.body, `outbox message ${msg.id}`) })),
+    outboxAdd: (t.outboxAdd ?? []).map((msg) => ({ key: storedPartitionKey(p, msg.id), json: json(msg.body, `outbox message ${msg.id}`) })),
     records: (t.records ?? []).map((rec) => ({
-      key: partitionKey(p, rec.kind, rec.key),
+      key: storedPartitionKey(p, rec.kind, rec.key),
       json: rec.value === null || rec.value === undefined ? null : json(rec.value, `record ${rec.kind}/${rec.key}`),
     })),
     expects: (t.records ?? [])

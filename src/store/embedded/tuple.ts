@@ -8,30 +8,72 @@
  *
  *   string: 0x02, UTF-8 with every 0x00 written as 0x00 0xFF, then 0x00
  *   number: 0x15, IEEE-754 big-endian, sign bit flipped (all bits for negatives)
+ *   hashed: 0x03, SHA-256 of the string's UTF-8 (32 bytes)
+ *
+ * LMDB keys are at most 1,978 bytes, but Restate accepts object keys and state keys far longer
+ * than that. A string that would take the key past `HASH_FROM` bytes is stored hashed instead.
+ * Whether a part is hashed depends only on the parts before it, so a prefix range built from
+ * the first parts of a key still covers the key. A hashed key cannot be decoded: the store
+ * keeps the full encoding (`StoredKey.original`) beside it. Keys that fitted before hashing
+ * existed (up to `HASH_FROM`) are encoded exactly as they were.
  */
+import { createHash } from 'node:crypto';
+
 export type KeyPart = string | number;
 
 const STRING = 0x02;
+const HASHED = 0x03;
 const NUMBER = 0x15;
 /** Greater than every type byte, so `prefix + 0xFF` bounds all tuples under `prefix`. */
 const AFTER = 0xff;
 /** LMDB's default maximum key size (lmdb-js DEFAULT_MAX_KEY_SIZE). */
 export const MAX_KEY_BYTES = 1978;
+const DIGEST_BYTES = 32;
+/**
+ * A string part that would end past this many bytes is hashed. The rest of the limit is room
+ * for the parts after it: a number (9 bytes) or a hashed string (33) each, at most 4 of them.
+ */
+const HASH_FROM = MAX_KEY_BYTES - 4 * (1 + DIGEST_BYTES);
 
-export function tupleKey(...parts: KeyPart[]): Buffer {
+/** A key as written: `original` is the unhashed encoding when some part had to be hashed. */
+export interface StoredKey {
+  key: Buffer;
+  original?: Buffer;
+}
+
+/** A part that was stored hashed: only its digest is in the key. */
+export class HashedPart {
+  constructor(readonly digest: Buffer) {}
+}
+
+export function storedKey(...parts: KeyPart[]): StoredKey {
   const chunks: Buffer[] = [];
+  let length = 0;
+  let hashed = false;
   for (const part of parts) {
-    if (typeof part === 'string') {
-      chunks.push(Buffer.of(STRING), escapeZeros(Buffer.from(part, 'utf8')), Buffer.of(0));
-    } else {
-      chunks.push(Buffer.of(NUMBER), orderedFloat(part));
+    let chunk = encodePart(part);
+    if (typeof part === 'string' && length + chunk.length > HASH_FROM) {
+      chunk = Buffer.concat([Buffer.of(HASHED), createHash('sha256').update(part, 'utf8').digest()]);
+      hashed = true;
     }
+    chunks.push(chunk);
+    length += chunk.length;
   }
-  const key = Buffer.concat(chunks);
+  const key = Buffer.concat(chunks, length);
   if (key.length > MAX_KEY_BYTES) {
     throw new RangeError(`key too long for the embedded store (${key.length} > ${MAX_KEY_BYTES} bytes): ${JSON.stringify(parts).slice(0, 200)}`);
   }
-  return key;
+  return hashed ? { key, original: Buffer.concat(parts.map(encodePart)) } : { key };
+}
+
+function encodePart(part: KeyPart): Buffer {
+  return typeof part === 'string'
+    ? Buffer.concat([Buffer.of(STRING), escapeZeros(Buffer.from(part, 'utf8')), Buffer.of(0)])
+    : Buffer.concat([Buffer.of(NUMBER), orderedFloat(part)]);
+}
+
+export function tupleKey(...parts: KeyPart[]): Buffer {
+  return storedKey(...parts).key;
 }
 
 /** Bounds for a range scan over every key that extends the tuple `parts`. */
@@ -40,14 +82,24 @@ export function prefixRange(...parts: KeyPart[]): { start: Buffer; end: Buffer }
   return { start, end: Buffer.concat([start, Buffer.of(AFTER)]) };
 }
 
-export function decodeTuple(key: Uint8Array): KeyPart[] {
-  const parts: KeyPart[] = [];
+/** Whether some part of the key is hashed (its original is stored beside it). */
+export function hasHashedPart(key: Uint8Array): boolean {
+  // Most keys hold no 0x03 byte at all; only those need decoding.
+  return key.includes(HASHED) && decodeTuple(key).some((part) => part instanceof HashedPart);
+}
+
+export function decodeTuple(key: Uint8Array): Array<KeyPart | HashedPart> {
+  const parts: Array<KeyPart | HashedPart> = [];
   let at = 0;
   while (at < key.length) {
     const type = key[at++];
     if (type === NUMBER) {
       parts.push(readOrderedFloat(key.subarray(at, at + 8)));
       at += 8;
+    } else if (type === HASHED) {
+      if (at + DIGEST_BYTES > key.length) throw new Error('corrupt key: truncated digest');
+      parts.push(new HashedPart(Buffer.from(key.subarray(at, at + DIGEST_BYTES))));
+      at += DIGEST_BYTES;
     } else if (type === STRING) {
       const bytes: number[] = [];
       for (;;) {

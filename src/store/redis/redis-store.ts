@@ -3,9 +3,9 @@
  * (`lua/commit-transition.lua`) makes a transition atomic; auto-pipelining sends the commits
  * that become ready in one event-loop turn as one pipeline, which is our group commit: with
  * `appendfsync always` Redis fsyncs once per event-loop iteration, before replying to any of
- * them (design.md, "Store"). A lost connection is one log line when it starts and one when it
- * ends (ioredis reconnects by itself).
+ * them (design.md, "Store").
  */
+import type { ConnectionOptions } from 'node:tls';
 import { Redis } from 'ioredis';
 import {
   bytesOf,
@@ -28,10 +28,9 @@ import {
   type Timer,
   type Transition,
 } from '../types.js';
-import { silentLogger, type Logger } from '../../telemetry/log.js';
-import { storeMetrics, type StoreMetrics } from '../../telemetry/metrics.js';
 import { commitArgs, type ScriptArg } from './commit-args.js';
-import { watchOutages } from './outages.js';
+import { connectionOptions, RedisAvailability, type AvailabilityLog } from './availability.js';
+import { storeMetrics, type StoreMetrics } from '../../telemetry/metrics.js';
 import { checkDurability } from './durability.js';
 import { partitionKeys, registryKey } from './keys.js';
 import { readLuaScript } from './scripts.js';
@@ -42,8 +41,10 @@ export interface RedisStoreOptions {
    * the connection is reported instead of stalling the runtime. Default 15 000.
    */
   commandTimeout?: number;
-  /** Where outages are reported; default: nowhere. */
-  log?: Logger;
+  /** TLS settings for `rediss://` URLs beyond the system's trust store (a private CA, a client certificate). */
+  tls?: ConnectionOptions;
+  /** Told when Redis becomes unreachable and when it is back. */
+  onAvailability?: AvailabilityLog;
 }
 
 /** 0 when applied; [1-based append index, journal length found] or ['record', 1-based expectation index] on a conflict. */
@@ -53,31 +54,33 @@ interface ScriptedRedis extends Redis {
   commitTransition(numKeys: number, keys: string[], args: ScriptArg[]): Promise<CommitReply>;
 }
 
+/** How long `ping` waits for PONG before the store counts as unavailable. */
+const PING_TIMEOUT_MS = 1000;
+
 export class RedisStore implements Store {
-  /** Commits sent in this event-loop turn: ioredis pipelines them (setImmediate), one group. */
+  /** Commits handed to ioredis in the current event-loop turn: one pipeline, one group commit. */
   private groupSize = 0;
 
   private constructor(
     private readonly redis: ScriptedRedis,
+    private readonly availability: RedisAvailability,
     readonly info: StoreInfo,
     private readonly metrics: StoreMetrics,
   ) {}
 
   static async open(url: string, options: RedisStoreOptions = {}): Promise<RedisStore> {
     const redis = new Redis(url, {
+      ...connectionOptions,
       lazyConnect: true,
       enableAutoPipelining: true,
-      // Reconnect forever, but let commands fail rather than wait: a command issued while
-      // disconnected waits for at most two reconnection attempts, then is rejected.
-      retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 2000),
-      maxRetriesPerRequest: 1,
-      enableOfflineQueue: true,
-      connectTimeout: 2000,
       commandTimeout: options.commandTimeout ?? 15_000,
+      ...(options.tls ? { tls: options.tls } : {}),
     }) as ScriptedRedis;
+    // Until the store is open, failures reach the caller of `open`, named by the connection
+    // error behind them (ioredis itself only says "Connection is closed.").
+    let connectionError: Error | undefined;
+    redis.on('error', (err: Error) => (connectionError = err));
     const location = withoutPassword(url);
-    const metrics = storeMetrics('redis');
-    watchOutages(redis, (options.log ?? silentLogger).child({ store: 'redis', location }), metrics.connected);
     try {
       await redis.connect();
       const lua = readLuaScript('commit-transition.lua');
@@ -86,10 +89,16 @@ export class RedisStore implements Store {
       // does not accept the shebang) at startup rather than at the first commit.
       await redis.script('LOAD', lua);
       const warnings = await checkDurability(redis);
-      return new RedisStore(redis, { backend: 'redis', location, warnings }, metrics);
+      const metrics = storeMetrics('redis');
+      const availability = new RedisAvailability(redis, location, (event) => {
+        metrics.connected.set(event.available ? 1 : 0);
+        options.onAvailability?.(event);
+      });
+      metrics.connected.set(1);
+      return new RedisStore(redis, availability, { backend: 'redis', location, warnings }, metrics);
     } catch (err) {
       redis.disconnect();
-      throw err;
+      throw new Error(`cannot use Redis at ${location}: ${(connectionError ?? (err as Error)).message}`, { cause: err });
     }
   }
 
@@ -98,7 +107,7 @@ export class RedisStore implements Store {
     const { keys, args } = commitArgs(t);
     const started = performance.now();
     this.countInGroup();
-    const reply = await this.redis.commitTransition(keys.length, keys, args);
+    const reply = await this.send(true, () => this.redis.commitTransition(keys.length, keys, args));
     this.metrics.commitDuration.observe((performance.now() - started) / 1000);
     if (Array.isArray(reply)) {
       throw new TransitionConflict(reply[0] === 'record' ? recordConflictMessage(t, reply[1] - 1) : conflictMessage(t, reply[0] - 1, reply[1]));
@@ -113,27 +122,55 @@ export class RedisStore implements Store {
     });
   }
 
+  async ping(): Promise<void> {
+    await this.read(async () => {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no PONG within ${PING_TIMEOUT_MS} ms`)), PING_TIMEOUT_MS);
+      });
+      try {
+        await Promise.race([this.redis.ping(), timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    });
+  }
+
+  /** Sends one command once Redis is reachable; failures become `StoreUnavailable` (availability.ts). */
+  private async send<T>(write: boolean, command: () => Promise<T>): Promise<T> {
+    await this.availability.ready();
+    try {
+      return await command();
+    } catch (err) {
+      throw this.availability.failure(err, write);
+    }
+  }
+
+  private read<T>(command: () => Promise<T>): Promise<T> {
+    return this.send(false, command);
+  }
+
   async loadInvocation(partition: number, id: string): Promise<unknown | undefined> {
-    const text = await this.redis.get(partitionKeys(partition).snapshot(id));
+    const text = await this.read(() => this.redis.get(partitionKeys(partition).snapshot(id)));
     return text === null ? undefined : decodeJson(text);
   }
 
   async listInvocations(partition: number): Promise<string[]> {
-    return sortedUtf8(await this.redis.smembers(partitionKeys(partition).invocations));
+    return sortedUtf8(await this.read(() => this.redis.smembers(partitionKeys(partition).invocations)));
   }
 
   async activeInvocations(partition: number): Promise<string[]> {
-    return sortedUtf8(await this.redis.smembers(partitionKeys(partition).active));
+    return sortedUtf8(await this.read(() => this.redis.smembers(partitionKeys(partition).active)));
   }
 
   async readJournal(partition: number, id: string, from = 0): Promise<JournalEntry[]> {
     checkJournalIndex(from);
-    const stored = await this.redis.lrangeBuffer(partitionKeys(partition).journal(id), from, -1);
+    const stored = await this.read(() => this.redis.lrangeBuffer(partitionKeys(partition).journal(id), from, -1));
     return stored.map(decodeEntry);
   }
 
   async journalLength(partition: number, id: string): Promise<number> {
-    return this.redis.llen(partitionKeys(partition).journal(id));
+    return this.read(() => this.redis.llen(partitionKeys(partition).journal(id)));
   }
 
   async readHistory(partition: number, id: string): Promise<HistoryEntry[]> {
@@ -142,48 +179,49 @@ export class RedisStore implements Store {
   }
 
   async readState(partition: number, service: string, key: string): Promise<Map<string, Uint8Array>> {
-    const hash = await this.redis.hgetallBuffer(partitionKeys(partition).state(service, key));
+    const hash = await this.read(() => this.redis.hgetallBuffer(partitionKeys(partition).state(service, key)));
     const state = new Map<string, Uint8Array>();
     for (const [field, value] of Object.entries(hash)) state.set(field, bytesOf(value));
     return state;
   }
 
   async readStateKey(partition: number, service: string, key: string, stateKey: string): Promise<Uint8Array | undefined> {
-    const value = await this.redis.hgetBuffer(partitionKeys(partition).state(service, key), stateKey);
+    const value = await this.read(() => this.redis.hgetBuffer(partitionKeys(partition).state(service, key), stateKey));
     return value === null ? undefined : bytesOf(value);
   }
 
   async dueTimers(partition: number, upTo: number, limit: number): Promise<Timer[]> {
     if (limit <= 0) return [];
-    const flat = await this.redis.zrangebyscore(partitionKeys(partition).timers, '-inf', upTo, 'WITHSCORES', 'LIMIT', 0, limit);
+    const flat = await this.read(() => this.redis.zrangebyscore(partitionKeys(partition).timers, '-inf', upTo, 'WITHSCORES', 'LIMIT', 0, limit));
     return timersOf(flat);
   }
 
   async nextTimer(partition: number): Promise<Timer | undefined> {
-    return timersOf(await this.redis.zrange(partitionKeys(partition).timers, 0, 0, 'WITHSCORES'))[0];
+    return timersOf(await this.read(() => this.redis.zrange(partitionKeys(partition).timers, 0, 0, 'WITHSCORES')))[0];
   }
 
   async outbox(partition: number): Promise<OutboxMessage[]> {
-    const hash = await this.redis.hgetall(partitionKeys(partition).outbox);
+    const hash = await this.read(() => this.redis.hgetall(partitionKeys(partition).outbox));
     return sortedUtf8(Object.keys(hash)).map((id) => ({ id, body: decodeJson(hash[id]!) }));
   }
 
   async getRecord(partition: number, kind: string, key: string): Promise<unknown | undefined> {
-    const text = await this.redis.hget(partitionKeys(partition).records(kind), key);
+    const text = await this.read(() => this.redis.hget(partitionKeys(partition).records(kind), key));
     return text === null ? undefined : decodeJson(text);
   }
 
   async listRecords(partition: number, kind: string): Promise<string[]> {
-    return sortedUtf8(await this.redis.hkeys(partitionKeys(partition).records(kind)));
+    return sortedUtf8(await this.read(() => this.redis.hkeys(partitionKeys(partition).records(kind))));
   }
 
   async loadRegistry(): Promise<unknown | undefined> {
-    const text = await this.redis.get(registryKey);
+    const text = await this.read(() => this.redis.get(registryKey));
     return text === null ? undefined : decodeJson(text);
   }
 
   async saveRegistry(doc: unknown): Promise<void> {
-    await this.redis.set(registryKey, encodeJson(doc, 'registry'));
+    const text = encodeJson(doc, 'registry');
+    await this.send(true, () => this.redis.set(registryKey, text));
   }
 
   async close(): Promise<void> {

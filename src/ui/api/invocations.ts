@@ -48,8 +48,8 @@ export function whereOf(f: InvocationFilter): string {
   if (f.handler) clauses.push(`target_handler_name = ${sqlString(f.handler)}`);
   if (f.key) clauses.push(`target_service_key = ${sqlString(f.key)}`);
   if (f.id) clauses.push(`id = ${sqlString(f.id)}`);
-  if (f.from !== undefined) clauses.push(`epoch_ms(created_at) >= ${Math.floor(f.from)}`);
-  if (f.to !== undefined) clauses.push(`epoch_ms(created_at) <= ${Math.floor(f.to)}`);
+  if (f.from !== undefined) clauses.push(`date_part('epoch', created_at) >= ${Math.floor(f.from) / 1000}`);
+  if (f.to !== undefined) clauses.push(`date_part('epoch', created_at) <= ${Math.floor(f.to) / 1000}`);
   return clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';
 }
 

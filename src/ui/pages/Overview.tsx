@@ -32,8 +32,9 @@ async function statusCounts(): Promise<Map<string, number>> {
 
 async function perMinute(now: number): Promise<MinuteCount[]> {
   const rows = await query<{ minute: number; result: string; n: number }>(
-    `SELECT CAST(epoch_ms(completed_at) // 60000 AS BIGINT) AS minute, completion_result AS result, COUNT(*) AS n
-     FROM sys_invocation WHERE completed_at IS NOT NULL AND epoch_ms(completed_at) >= ${now - 3_600_000}
+    // date_part('epoch', …) (seconds), as both DuckDB and the reference's DataFusion have it.
+    `SELECT floor(date_part('epoch', completed_at) / 60) AS minute, completion_result AS result, COUNT(*) AS n
+     FROM sys_invocation WHERE completed_at IS NOT NULL AND date_part('epoch', completed_at) >= ${(now - 3_600_000) / 1000}
      GROUP BY minute, result`,
   );
   const byMinute = new Map<number, MinuteCount>();
