@@ -14,7 +14,7 @@ import type { Registry } from '../registry/registry.js';
 import type { Store } from '../store/types.js';
 import { Attempt } from './invoker/attempt.js';
 import { PromiseQueues } from './invoker/commands/promise-records.js';
-import type { ActorPorts, Committed, InvocationActor } from './kernel/invocation-actor.js';
+import { WAITING, type ActorPorts, type Committed, type InvocationActor } from './kernel/invocation-actor.js';
 import { ObjectLocks } from './kernel/object-keys.js';
 import { ActorCache } from './services/actors.js';
 import { Attachments } from './services/attachments.js';
@@ -59,7 +59,7 @@ export class Runtime {
     this.actors = new ActorCache(store, config.partitions, ports);
     this.invocations = new Invocations({ registry, actors: this.actors, locks: this.locks, ports, now });
     this.delivery = new Delivery({ store, registry, actors: this.actors, invocations: this.invocations, retry: this.retry });
-    this.attachments = new Attachments({ actors: this.actors, invocations: this.invocations, delivery: this.delivery, retry: this.retry });
+    this.attachments = new Attachments({ store, actors: this.actors, invocations: this.invocations, delivery: this.delivery, retry: this.retry });
     this.mutations = new StateMutations({ store, locks: this.locks, partitions: config.partitions, retry: this.retry, granted: (ids) => ids.forEach((id) => this.grants.granted(id)) });
     this.grants = new LockGrants({ store, locks: this.locks, actors: this.actors, retry: this.retry, now, mutations: this.mutations });
     this.timers = new TimerService(store, (p, t) => fireTimer({ store, actors: this.actors, now }, p, t), now, (err) => log.error(`timer: ${String(err)}`));
@@ -85,8 +85,8 @@ export class Runtime {
    * once it is durable, so the ingress can answer 202 (service-protocol.md §9.6, reference
    * §2.8). A target that does not exist or has completed is ignored, as Restate does.
    */
-  signal(invocationId: string, signalId: number, result: { value: Uint8Array } | { failure: NonNullable<Notification['failure']> }): Promise<void> {
-    return this.delivery.notify(invocationId, MessageType.SignalNotification, { signalId, ...result });
+  async signal(invocationId: string, signalId: number, result: { value: Uint8Array } | { failure: NonNullable<Notification['failure']> }): Promise<void> {
+    await this.delivery.notify(invocationId, MessageType.SignalNotification, { signalId, ...result });
   }
 
   /** Admin `POST /services/{name}/state`: resolves once the mutation is stored. */
@@ -140,6 +140,7 @@ export class Runtime {
       else if (e.type === 'respond') this.invocations.completed(actor);
     }
     for (const id of done.granted) this.grants.granted(id);
+    if (WAITING.has(done.to)) this.actors.retire(actor);
   }
 
   /** A commit's outcome is unknown: drop the actor, and let its partition do what the store says once it answers again. */

@@ -20,6 +20,9 @@ import type { InvocationContext, InvocationEvent } from '../../../machines/invoc
 import type { SnapshotFrom } from 'xstate';
 import type { attemptMachine } from '../../../machines/attempt.js';
 import type { AttemptHandle, InvocationActor } from '../kernel/invocation-actor.js';
+import { ActorRetired } from '../kernel/retired.js';
+import { attachWaitKey, RecordKind, type AttachWait } from '../kernel/persisted.js';
+import type { RecordWrite } from '../../store/types.js';
 import type { Logger } from '../types.js';
 import { recordEnqueue, recordInvocationTask } from '../../telemetry/metrics.js';
 import { JournalEvent, startAttemptSpan, type TraceSpan } from '../../telemetry/tracing.js';
@@ -46,6 +49,12 @@ export interface InvokerDeps {
 }
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** Kept until the attach is answered, so the wait is renewed after a restart without reading journals. */
+function attachWaitRecord(callerId: string, w: { completionId: number; targetId: string }): RecordWrite {
+  const value: AttachWait = { callerId, completionId: w.completionId, targetId: w.targetId };
+  return { kind: RecordKind.attachWait, key: attachWaitKey(callerId, w.completionId), value };
+}
 
 export class Attempt implements AttemptHandle {
   private machine: SnapshotFrom<typeof attemptMachine>;
@@ -128,6 +137,14 @@ export class Attempt implements AttemptHandle {
     this.send({ type: 'abort', reason });
   }
 
+  /**
+   * A job of this attempt failed. One that reached the actor after it left memory had nothing
+   * left to do (the attempt ended with the suspension that retired it).
+   */
+  private failedJob(err: unknown): void {
+    if (!(err instanceof ActorRetired)) this.deps.log.error(`invocation ${this.actor.id}: ${message(err)}`);
+  }
+
   private get over(): boolean {
     return this.machine.status === 'done';
   }
@@ -166,7 +183,7 @@ export class Attempt implements AttemptHandle {
       case 'reportFailure':
         recordInvocationTask('failed', this.actor.partition);
         this.span?.fail(e.params.message);
-        this.actor.attemptFailed(this, e.params).catch((err: unknown) => this.deps.log.error(`invocation ${this.actor.id}: ${message(err)}`));
+        this.actor.attemptFailed(this, e.params).catch((err: unknown) => this.failedJob(err));
         return;
     }
   }
@@ -220,7 +237,7 @@ export class Attempt implements AttemptHandle {
       .run(async () => {
         if (!this.over && this.actor.attempt === this) this.send({ type: 'broken', message: reason, code: 500 });
       })
-      .catch((err: unknown) => this.deps.log.error(`invocation ${this.actor.id}: ${message(err)}`));
+      .catch((err: unknown) => this.failedJob(err));
   }
 
   private onData(chunk: Buffer): void {
@@ -236,7 +253,7 @@ export class Attempt implements AttemptHandle {
     // Frames that arrive before the batch job starts join it: one commit per burst.
     const first = this.received.length === 0;
     this.received.push(...frames);
-    if (first) this.actor.run(() => this.processReceived()).catch((err: unknown) => this.deps.log.error(`invocation ${this.actor.id}: ${message(err)}`));
+    if (first) this.actor.run(() => this.processReceived()).catch((err: unknown) => this.failedJob(err));
   }
 
   /** A batch with promise commands is read and committed under its workflow id's promise queue. */
@@ -277,7 +294,7 @@ export class Attempt implements AttemptHandle {
         timersAdd: batch.timersAdd,
         outboxAdd: batch.outboxAdd,
         ...(batch.state.length > 0 ? { state: [{ service, key: key ?? '', ops: batch.state }] } : {}),
-        ...(promises ? { records: promises.writes() } : {}),
+        records: [...(promises ? promises.writes() : []), ...batch.attachWaits.map((w) => attachWaitRecord(this.actor.id, w))],
       },
     });
     // Counted after the commit: entries stored with the failure came before it (Start field 7).

@@ -23,6 +23,7 @@ import { JournalView } from './journal.js';
 import type { ObjectLocks } from './object-keys.js';
 import { restoreInvocation, type InvocationSnapshot } from './persisted.js';
 import { transitionOf, type ExtraWrites } from './plan.js';
+import { ActorRetired } from './retired.js';
 import { SerialQueue } from './serial-queue.js';
 import { historyEntries, type SteppedEvent } from './transition-history.js';
 
@@ -70,6 +71,9 @@ export interface ActorPorts {
   lost(actor: InvocationActor, err: unknown): void;
 }
 
+/** States in which an invocation only waits for something from outside. */
+export const WAITING: ReadonlySet<string> = new Set(['suspended', 'scheduled', 'backingOff', 'paused']);
+
 interface Advanced {
   snapshot: InvocationSnapshot;
   effects: InvocationEffect[];
@@ -82,6 +86,8 @@ export class InvocationActor {
   attempt: AttemptHandle | undefined;
   private readonly queue = new SerialQueue();
   private broken = false;
+  /** Left memory (kernel/retired.ts): every later job is refused. */
+  private retired = false;
   /** Steps taken in memory only (see `applyStoredElsewhere`), from `from`; the next commit stores them. */
   private unstored: { from: InvocationSnapshot; steps: SteppedEvent[] } | undefined;
   /** Whether the invocation is in the store at all (false until its creating commit lands). */
@@ -127,9 +133,29 @@ export class InvocationActor {
     return this.broken;
   }
 
-  /** Runs `job` after every earlier job of this invocation. */
+  get isRetired(): boolean {
+    return this.retired;
+  }
+
+  /** Runs `job` after every earlier job of this invocation; refused with `ActorRetired` once it left memory. */
   run<T>(job: () => Promise<T>): Promise<T> {
-    return this.queue.run(job);
+    return this.queue.run(() => {
+      if (this.retired) throw new ActorRetired(this.id);
+      return job();
+    });
+  }
+
+  /**
+   * Leaves memory if it waits for a notification, a timer or an operator (suspended,
+   * scheduled, backing off, paused) with no attempt: the store has all of it, and the next job
+   * loads it again. Resolves with whether it left.
+   */
+  retireIfWaiting(): Promise<boolean> {
+    return this.run(async () => {
+      if (!WAITING.has(this.status) || this.attempt || this.unstored !== undefined) return false;
+      this.retired = true;
+      return true;
+    });
   }
 
   /** Applies events and appends entries in one commit, then performs the effects. Call inside `run`. */
@@ -243,8 +269,7 @@ export class InvocationActor {
       await this.ports.store.commit(tx);
       return [];
     }
-    const lock = await this.ports.locks.get(this.partition, target.service, target.key);
-    const change = await lock.run(() =>
+    const change = await this.ports.locks.with(this.partition, target.service, target.key, (lock) =>
       lock.change({ type: 'release', invocationId: this.id }, (c) => this.ports.store.commit({ ...tx, records: [...(tx.records ?? []), c.record] })),
     );
     return change.granted;

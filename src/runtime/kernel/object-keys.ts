@@ -17,6 +17,7 @@ import { objectKeyEffects, objectKeySteps, type ObjectKeyEvent } from '../../../
 import type { RecordWrite, Store } from '../../store/types.js';
 import { objectRecordKey, persistObjectKey, readObjectKey, RecordKind, restoreObjectKey, type ObjectKeySnapshot } from './persisted.js';
 import { SerialQueue } from './serial-queue.js';
+import { ActorRetired } from './retired.js';
 import { SingleFlight } from './single-flight.js';
 import { recordActorsInMemory } from '../../telemetry/metrics.js';
 
@@ -29,6 +30,8 @@ export interface LockChange {
 export class ObjectKeyActor {
   private readonly queue = new SerialQueue();
   private stale = false;
+  /** Left memory (kernel/retired.ts): every later job is refused. */
+  private retired = false;
 
   /**
    * @param stored the record exactly as the store holds it (null: none yet), expected by the
@@ -51,9 +54,29 @@ export class ObjectKeyActor {
     return this.snapshot.context.holder === id || this.snapshot.context.inbox.includes(id);
   }
 
-  /** Runs `job` after every earlier job of this key. */
+  get isFree(): boolean {
+    return this.snapshot.value === 'free';
+  }
+
+  get isRetired(): boolean {
+    return this.retired;
+  }
+
+  /** Runs `job` after every earlier job of this key; refused with `ActorRetired` once it left memory. */
   run<T>(job: () => Promise<T>): Promise<T> {
-    return this.queue.run(job);
+    return this.queue.run(() => {
+      if (this.retired) throw new ActorRetired(`${this.service}/${this.key}`);
+      return job();
+    });
+  }
+
+  /** Leaves memory if the key is free once the jobs before this one are done; resolves with whether it left. */
+  retireIfFree(): Promise<boolean> {
+    return this.run(async () => {
+      if (!this.isFree) return false;
+      this.retired = true;
+      return true;
+    });
   }
 
   /**
@@ -80,8 +103,15 @@ export class ObjectKeyActor {
   }
 }
 
-/** The live lock actors, loaded from the store on first use. */
+/** Free keys kept in memory beyond this many are let go, least recently used first. */
+const FREE_KEYS_KEPT = 10_000;
+
+/**
+ * The live lock actors, loaded from the store on first use. Keys whose lock is free are only
+ * a cache: past `FREE_KEYS_KEPT` the least recently used of them leave memory.
+ */
 export class ObjectLocks {
+  /** In order of last use: a Map iterates in insertion order, and a use re-inserts. */
   private readonly actors = new Map<string, ObjectKeyActor>();
   private readonly loading = new SingleFlight<ObjectKeyActor>();
 
@@ -91,23 +121,60 @@ export class ObjectLocks {
     private readonly lost: (partition: number, err: unknown) => void = () => {},
   ) {}
 
+  /**
+   * Runs `job` on the key's lock actor, in its queue; a job that reaches an actor after it left
+   * memory runs on the one loaded in its place.
+   */
+  async with<T>(partition: number, service: string, key: string, job: (lock: ObjectKeyActor) => Promise<T>): Promise<T> {
+    for (;;) {
+      const lock = await this.get(partition, service, key);
+      try {
+        return await lock.run(() => job(lock));
+      } catch (err) {
+        if (!(err instanceof ActorRetired)) throw err;
+      }
+    }
+  }
+
+  /** The key's lock actor as it is now (to read its holder); changes go through `with`. */
   async get(partition: number, service: string, key: string): Promise<ObjectKeyActor> {
     const id = objectRecordKey(service, key);
     const live = this.actors.get(id);
-    if (live) return live;
+    if (live && !live.isRetired) {
+      this.actors.delete(id);
+      this.actors.set(id, live);
+      return live;
+    }
     return this.loading.run(id, async () => {
       const stored = await this.store.getRecord(partition, RecordKind.objectKey, id);
       const snapshot = stored !== undefined ? restoreObjectKey(readObjectKey(stored)) : objectKeySteps.initial({ service, key })[0];
       const actor = new ObjectKeyActor(service, key, snapshot, stored ?? null, (a, err) => {
-        if (this.actors.get(id) === a) {
-          this.actors.delete(id);
-          recordActorsInMemory('object_key', -1);
-        }
+        this.drop(id, a);
         this.lost(partition, err);
       });
+      if (!this.actors.has(id)) recordActorsInMemory('object_key', 1);
       this.actors.set(id, actor);
-      recordActorsInMemory('object_key', 1);
+      this.letGoOfFreeKeys();
       return actor;
     });
+  }
+
+  private drop(id: string, actor: ObjectKeyActor): void {
+    if (this.actors.get(id) !== actor) return;
+    this.actors.delete(id);
+    recordActorsInMemory('object_key', -1);
+  }
+
+  private letGoOfFreeKeys(): void {
+    let excess = this.actors.size - FREE_KEYS_KEPT;
+    for (const [id, actor] of this.actors) {
+      if (excess <= 0) return;
+      if (!actor.isFree) continue;
+      excess--;
+      void actor.retireIfFree().then(
+        (left) => left && this.drop(id, actor),
+        () => undefined,
+      );
+    }
   }
 }

@@ -27,7 +27,20 @@ export const RecordKind = {
   promise: 'promise',
   /** Admin state writes waiting for their key's lock (services/state-mutations.ts). */
   stateMutation: 'stateMutation',
+  /** Attach commands waiting for their target, in the caller's partition (services/attachments.ts). */
+  attachWait: 'attachWait',
 } as const;
+
+/** An Attach command that waits for its target: written with the command, removed with its answer. */
+export interface AttachWait {
+  callerId: string;
+  completionId: number;
+  targetId: string;
+}
+
+export function attachWaitKey(callerId: string, completionId: number): string {
+  return `${callerId}/${completionId}`;
+}
 
 /** The record key of a virtual-object key or workflow id. */
 export function objectRecordKey(service: string, key: string): string {

@@ -1,13 +1,16 @@
 /**
  * The invocation actors in memory: a cache of what the store holds. Any actor can be dropped
  * and rebuilt from its snapshot and journal at any time; concurrent rebuilds of one id share
- * one load, so an actor never exists twice.
+ * one load, so an actor never exists twice. Actors that only wait (suspended, scheduled,
+ * backing off, paused) leave memory (`retire`): such an invocation costs nothing here until
+ * its notification, timer or operator comes.
  */
 import { parseInvocationId } from '../../protocol/ids.js';
 import type { Store } from '../../store/types.js';
 import { InvocationActor, type ActorPorts } from '../kernel/invocation-actor.js';
 import { partitionOf } from '../kernel/partitioning.js';
 import { readInvocation } from '../kernel/persisted.js';
+import { ActorRetired } from '../kernel/retired.js';
 import { SingleFlight } from '../kernel/single-flight.js';
 import type { PersistedInvocation } from '../types.js';
 import { recordActorsInMemory } from '../../telemetry/metrics.js';
@@ -29,7 +32,7 @@ export class ActorCache {
   /** The live actor, if one is in memory and usable. */
   peek(id: string): InvocationActor | undefined {
     const actor = this.live.get(id);
-    return actor && !actor.isBroken ? actor : undefined;
+    return actor && !actor.isBroken && !actor.isRetired ? actor : undefined;
   }
 
   has(id: string): boolean {
@@ -62,15 +65,42 @@ export class ActorCache {
     return raw === undefined ? undefined : readInvocation(raw);
   }
 
+  /**
+   * Runs `job` on the live actor of a non-terminal invocation, in its queue, loading it when
+   * needed; `found: false` when the invocation is completed or unknown. A job that reaches an
+   * actor after it left memory runs on the one loaded in its place.
+   */
+  async with<T>(id: string, job: (actor: InvocationActor) => Promise<T>): Promise<{ found: true; value: T } | { found: false }> {
+    for (;;) {
+      const actor = await this.get(id);
+      if (!actor) return { found: false };
+      try {
+        return { found: true, value: await actor.run(() => job(actor)) };
+      } catch (err) {
+        if (!(err instanceof ActorRetired)) throw err;
+      }
+    }
+  }
+
   /** Restarts whatever the invocation's committed state asks for (after a restart or a lost commit). */
   async resume(id: string): Promise<InvocationActor | undefined> {
-    const actor = await this.get(id);
-    await actor?.run(() => actor.resume());
-    return actor;
+    const r = await this.with(id, async (actor) => {
+      await actor.resume();
+      return actor;
+    });
+    return r.found ? r.value : undefined;
+  }
+
+  /** An actor that only waits (kernel WAITING) leaves memory once the jobs before this one are done. */
+  retire(actor: InvocationActor): void {
+    void actor.retireIfWaiting().then(
+      (left) => left && this.remove(actor),
+      () => undefined,
+    );
   }
 
   add(actor: InvocationActor): void {
-    if (this.live.get(actor.id) === actor) return;
+    if (this.live.get(actor.id) === actor || actor.isRetired) return;
     if (!this.live.has(actor.id)) recordActorsInMemory('invocation', 1);
     this.live.set(actor.id, actor);
   }

@@ -2,13 +2,15 @@
  * Attach from a handler (service-protocol.md §6.2, §9.9): an Attach command whose target has
  * not completed is answered once it does, with `AttachInvocationCompletionNotification`.
  *
- * The wait is kept in memory and the journal makes it durable: an Attach command without its
- * completion is found again after a restart (`recover`), and delivery is idempotent because a
- * completion id is answered at most once (§13 rule 5). A target that is still an undelivered
- * `invoke` message counts as existing: its caller may attach before it is created.
+ * The wait runs in memory; an `attachWait` record written with the Attach command, and removed
+ * in the commit that stores the answer, makes it durable: recovery renews the waits from those
+ * records (`recover`) without reading any journal. Delivery is idempotent because a completion
+ * id is answered at most once (§13 rule 5). A target that is still an undelivered `invoke`
+ * message counts as existing: its caller may attach before it is created.
  */
-import { decodeAttachInvocationCommand, MessageType } from '../../protocol/messages.js';
-import type { JournalView } from '../kernel/journal.js';
+import { MessageType } from '../../protocol/messages.js';
+import type { Store } from '../../store/types.js';
+import { attachWaitKey, RecordKind, type AttachWait } from '../kernel/persisted.js';
 import { completionResult, NOT_FOUND } from '../kernel/results.js';
 import type { TargetOutcome } from '../invoker/commands/index.js';
 import type { ActorCache } from './actors.js';
@@ -17,6 +19,7 @@ import type { Invocations } from './invocations.js';
 import type { RetryScheduler } from './retry.js';
 
 export interface AttachmentsDeps {
+  readonly store: Store;
   readonly actors: ActorCache;
   readonly invocations: Invocations;
   readonly delivery: Delivery;
@@ -52,28 +55,23 @@ export class Attachments {
     answer().catch((err: unknown) => this.deps.retry.later(`invocation ${callerId}: attach to ${targetId}`, err, answer));
   }
 
-  /** After a restart: the journal of a live invocation says which attaches still wait. */
-  recover(journal: JournalView, callerId: string): number {
-    const waiting = unansweredAttaches(journal);
-    for (const w of waiting) this.watch(callerId, w.completionId, w.targetId);
-    return waiting.length;
+  /** Recovery: the waits of this partition whose answer is not stored yet. */
+  async recover(partition: number): Promise<number> {
+    const keys = await this.deps.store.listRecords(partition, RecordKind.attachWait);
+    for (const key of keys) {
+      const w = (await this.deps.store.getRecord(partition, RecordKind.attachWait, key)) as AttachWait | undefined;
+      if (w) this.watch(w.callerId, w.completionId, w.targetId);
+    }
+    return keys.length;
   }
 
   private async answer(callerId: string, completionId: number, targetId: string): Promise<void> {
     await this.deps.delivery.whenCreated(targetId);
     const done = await this.deps.invocations.attach(targetId);
     const result = done ? completionResult(done.completion) : { failure: NOT_FOUND };
-    await this.deps.delivery.notify(callerId, MessageType.AttachInvocationCompletionNotification, { completionId, ...result });
+    const record = { records: [{ kind: RecordKind.attachWait, key: attachWaitKey(callerId, completionId), value: null }] };
+    const stored = await this.deps.delivery.notify(callerId, MessageType.AttachInvocationCompletionNotification, { completionId, ...result }, record);
+    // The caller ended meanwhile (killed, purged): nobody waits any more.
+    if (!stored) await this.deps.store.commit({ partition: this.deps.actors.partitionOf(callerId), ...record });
   }
-}
-
-/** Attach commands of the journal with an invocation-id target and no completion yet. */
-function unansweredAttaches(journal: JournalView): Array<{ completionId: number; targetId: string }> {
-  const out: Array<{ completionId: number; targetId: string }> = [];
-  for (const e of journal.entries) {
-    if (e.type !== MessageType.AttachInvocationCommand) continue;
-    const c = decodeAttachInvocationCommand(e.payload);
-    if (c.invocationId !== undefined && !journal.completions.has(c.resultCompletionId)) out.push({ completionId: c.resultCompletionId, targetId: c.invocationId });
-  }
-  return out;
 }

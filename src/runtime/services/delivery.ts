@@ -13,6 +13,7 @@ import { isWorkflowRun } from '../../registry/types.js';
 import type { OutboxMessage, Store } from '../../store/types.js';
 import { isWorkflowRunContext } from '../kernel/persisted.js';
 import { completionResult, messageResult, NOT_FOUND } from '../kernel/results.js';
+import type { ExtraWrites } from '../kernel/plan.js';
 import type { Caller, OutboxBody } from '../types.js';
 import type { ActorCache } from './actors.js';
 import type { Invocations } from './invocations.js';
@@ -67,17 +68,20 @@ export class Delivery {
     return new Promise((resolve) => waiting.push(resolve));
   }
 
-  /** Appends a notification unless the journal already has one for the same id (idempotent delivery). */
-  async notify(id: string, type: number, n: Notification): Promise<void> {
-    const actor = await this.deps.actors.get(id);
-    if (!actor) return;
-    await actor.run(async () => {
-      if (actor.status === 'completed') return;
+  /**
+   * Appends a notification unless the journal already has one for the same id (idempotent
+   * delivery), with `write` in the same commit. Resolves false when the invocation is not
+   * live (completed or unknown): nothing was stored.
+   */
+  async notify(id: string, type: number, n: Notification, write?: ExtraWrites): Promise<boolean> {
+    const r = await this.deps.actors.with(id, async (actor) => {
+      if (actor.status === 'completed') return false;
       const j = actor.journal;
       const seen = n.completionId !== undefined ? j.completions.has(n.completionId) : n.signalId !== undefined && j.signals.has(n.signalId);
-      if (seen) return;
-      await actor.commit({ entries: [{ type, payload: encodeNotification(n) }] });
+      if (!seen) await actor.commit({ entries: [{ type, payload: encodeNotification(n) }], ...(write ? { write } : {}) });
+      return true;
     });
+    return r.found && r.value;
   }
 
   private async attempt(partition: number, message: OutboxMessage): Promise<void> {

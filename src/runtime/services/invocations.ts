@@ -52,18 +52,15 @@ export class Invocations {
 
   /** The result once the invocation completes; undefined if there is no such invocation. */
   async attach(id: string): Promise<CompletedInvocation | undefined> {
-    const actor = await this.deps.actors.get(id);
-    if (!actor) {
-      const done = await this.output(id);
-      return done.state === 'completed' ? done : undefined;
-    }
     // Checked and registered inside the actor's queue, so a completion cannot slip between.
-    const result = await actor.run(async () => {
+    const live = await this.deps.actors.with(id, async (actor) => {
       const done = completedOf(actor.id, actor.context);
       if (done) return { done };
       return { wait: new Promise<CompletedInvocation>((resolve) => this.waitFor(id, resolve)) };
     });
-    return 'done' in result ? result.done : result.wait;
+    if (live.found) return 'done' in live.value ? live.value.done : live.value.wait;
+    const done = await this.output(id);
+    return done.state === 'completed' ? done : undefined;
   }
 
   async output(id: string): Promise<OutputState> {
@@ -96,8 +93,7 @@ export class Invocations {
   /** Taking the key's lock (or a place in its inbox) is part of the creating commit. */
   private async createHoldingLock(partition: number, input: InvocationInput, entries: JournalEntry[]): Promise<InvocationActor> {
     const { service, key } = input.target;
-    const lock = await this.deps.locks.get(partition, service, key!);
-    return lock.run(async () => {
+    return this.deps.locks.with(partition, service, key!, async (lock) => {
       let created: InvocationActor | undefined;
       await lock.change({ type: 'acquire', invocationId: input.id }, async (change) => {
         created = await InvocationActor.create(this.deps.ports, partition, { ...input, lockHeld: change.granted.includes(input.id) }, entries, { records: [change.record] });

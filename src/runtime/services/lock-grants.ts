@@ -35,18 +35,17 @@ export class LockGrants {
 
   private async queue(actor: InvocationActor): Promise<void> {
     const { service, key } = actor.context.target;
-    const lock = await this.deps.locks.get(actor.partition, service, key!);
-    await lock.run(async () => {
+    const holds = await this.deps.locks.with(actor.partition, service, key!, async (lock) => {
       if (!lock.has(actor.id)) {
         await lock.change({ type: 'acquire', invocationId: actor.id }, (change) => this.deps.store.commit({ partition: actor.partition, records: [change.record] }));
       }
+      return lock.holder === actor.id;
     });
-    if (lock.holder === actor.id) this.granted(actor.id);
+    if (holds) this.granted(actor.id);
   }
 
   private async start(id: string): Promise<void> {
-    const actor = await this.deps.actors.get(id);
-    await actor?.run(async () => {
+    await this.deps.actors.with(id, async (actor) => {
       if (actor.status === 'pending') actor.applyStoredElsewhere({ type: 'lockGranted', now: this.deps.now() });
     });
   }

@@ -51,13 +51,11 @@ const deploymentNotFound = (id: string) => new NotFound(`The requested deploymen
  */
 async function withInvocation(rt: OperatorDeps, id: string, completedText: string, live: (host: InvocationActor) => Promise<Outcome>): Promise<Outcome> {
   const completed = () => new Conflict(`The invocation '${id}' ${completedText}`);
-  const host = await rt.actors.get(id);
-  if (host) {
-    return host.run(() => {
-      if (host.status === 'completed') throw completed();
-      return live(host);
-    });
-  }
+  const r = await rt.actors.with(id, (host) => {
+    if (host.status === 'completed') throw completed();
+    return live(host);
+  });
+  if (r.found) return r.value;
   if ((await rt.invocations.output(id)).state === 'completed') throw completed();
   throw invocationNotFound(id);
 }

@@ -31,6 +31,8 @@ export interface RecoveryDeps {
   readonly retry: RetryScheduler;
 }
 
+const MUST_ACT: ReadonlySet<string> = new Set(['running', 'pending']);
+
 export interface Recovered {
   resumed: number;
   redelivered: number;
@@ -61,15 +63,21 @@ async function redeliver(deps: RecoveryDeps, p: number): Promise<number> {
   return messages.length;
 }
 
+/**
+ * Only invocations that must act now are loaded: `running` ones (their attempt died) and
+ * `pending` ones (their key's lock). Suspended, scheduled, backing-off and paused ones wait for a
+ * notification, a timer or an operator, and stay in the store: a stored suspension is never
+ * already satisfied, because the commit that stores a notification also wakes the suspension.
+ */
 async function resumePartition(deps: RecoveryDeps, p: number, r: Recovered): Promise<void> {
   for (const id of await deps.store.activeInvocations(p)) {
     const resume = async () => {
-      const actor = await deps.actors.resume(id);
-      if (!actor) return;
-      r.resumed++;
-      r.attaches += deps.attachments.recover(actor.journal, id);
+      const state = await deps.actors.persisted(id);
+      if (!state || !MUST_ACT.has(state.value)) return;
+      if (await deps.actors.resume(id)) r.resumed++;
     };
     await resume().catch((err: unknown) => deps.retry.later(`invocation ${id}: resume`, err, resume));
   }
+  r.attaches += await deps.attachments.recover(p);
   await deps.timers.arm(p);
 }

@@ -88,8 +88,7 @@ export class StateMutations {
       ...(m.version !== undefined ? { version: m.version } : {}),
       state: [...m.state].map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
     };
-    const lock = await locks.get(partition, m.service, m.key);
-    const granted = await lock.run(async () => {
+    const granted = await locks.with(partition, m.service, m.key, async (lock) => {
       const change = await lock.change({ type: 'acquire', invocationId: id }, (c) =>
         store.commit({ partition, records: [c.record, { kind: RecordKind.stateMutation, key: id, value: pending }] }),
       );
@@ -133,8 +132,7 @@ export class StateMutations {
     const partition = partitionOfMutation(id);
     const pending = (await store.getRecord(partition, RecordKind.stateMutation, id)) as PendingMutation | undefined;
     if (!pending) return; // applied already
-    const lock = await locks.get(partition, pending.service, pending.key);
-    const granted = await lock.run(async () => {
+    const granted = await locks.with(partition, pending.service, pending.key, async (lock) => {
       if (lock.holder !== id) return [];
       let ops: StateOp[] = [];
       if (pending.version === undefined || stateVersion(await store.readState(partition, pending.service, pending.key)) === pending.version) {

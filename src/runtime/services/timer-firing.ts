@@ -5,7 +5,8 @@
  */
 import { encodeNotification, MessageType } from '../../protocol/messages.js';
 import type { Store, Timer } from '../../store/types.js';
-import { parseTimerKey } from '../kernel/timer-keys.js';
+import type { InvocationActor } from '../kernel/invocation-actor.js';
+import { parseTimerKey, type TimerPurpose } from '../kernel/timer-keys.js';
 import type { ActorCache } from './actors.js';
 
 export interface TimerFiringDeps {
@@ -22,19 +23,18 @@ export async function fireTimer(deps: TimerFiringDeps, partition: number, timer:
     await deps.store.commit({ partition, deleteInvocations: [purpose.invocationId], ...remove });
     return;
   }
-  const actor = purpose ? await deps.actors.get(purpose.invocationId) : undefined;
-  if (!purpose || !actor) {
-    await deps.store.commit({ partition, ...remove });
-    return;
+  const fired = purpose ? await deps.actors.with(purpose.invocationId, (actor) => fireOn(actor, purpose, remove, deps.now())) : { found: false };
+  if (!fired.found) await deps.store.commit({ partition, ...remove });
+}
+
+/** A sleep's completion, or the start / retry an invocation waits for; the timer goes in the same commit. */
+function fireOn(actor: InvocationActor, purpose: Exclude<TimerPurpose, { kind: 'expire' }>, remove: { timersRemove: string[] }, now: number): Promise<void> {
+  if (purpose.kind === 'sleep') {
+    if (actor.journal.completions.has(purpose.completionId)) return actor.commit({ write: remove });
+    const n = encodeNotification({ completionId: purpose.completionId, void: true });
+    return actor.commit({ entries: [{ type: MessageType.SleepCompletionNotification, payload: n }], write: remove });
   }
-  await actor.run(async () => {
-    if (purpose.kind === 'sleep') {
-      if (actor.journal.completions.has(purpose.completionId)) return actor.commit({ write: remove });
-      const n = encodeNotification({ completionId: purpose.completionId, void: true });
-      return actor.commit({ entries: [{ type: MessageType.SleepCompletionNotification, payload: n }], write: remove });
-    }
-    const expected = purpose.kind === 'start' ? 'scheduled' : 'backingOff';
-    if (actor.status !== expected) return actor.commit({ write: remove });
-    return actor.commit({ events: [{ type: 'timerDue', now: deps.now() }], write: remove });
-  });
+  const expected = purpose.kind === 'start' ? 'scheduled' : 'backingOff';
+  if (actor.status !== expected) return actor.commit({ write: remove });
+  return actor.commit({ events: [{ type: 'timerDue', now }], write: remove });
 }
