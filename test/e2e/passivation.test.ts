@@ -8,7 +8,8 @@ import { sqlRows, startStack, storeKinds, type Stack } from '../support/stack.js
 import { waitFor } from '../support/wait.js';
 
 const N = 40;
-const SLEEP_MS = 6_000;
+// Long enough that no timer fires before the restart, even on a busy machine.
+const SLEEP_MS = 15_000;
 
 async function actorsInMemory(stack: Stack): Promise<number> {
   const text = await (await fetch(`${stack.server.admin}/metrics`)).text();

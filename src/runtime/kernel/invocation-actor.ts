@@ -71,8 +71,12 @@ export interface ActorPorts {
   lost(actor: InvocationActor, err: unknown): void;
 }
 
-/** States in which an invocation only waits for something from outside. */
-export const WAITING: ReadonlySet<string> = new Set(['suspended', 'scheduled', 'backingOff', 'paused']);
+/**
+ * States in which an invocation only waits for something from outside, and loses nothing by
+ * leaving memory. Not `backingOff`: the failures since the journal last grew are kept in memory
+ * only (Start field 7), and an SDK's run retry policy counts on them across the retries.
+ */
+export const WAITING: ReadonlySet<string> = new Set(['suspended', 'scheduled', 'paused']);
 
 interface Advanced {
   snapshot: InvocationSnapshot;
@@ -147,7 +151,7 @@ export class InvocationActor {
 
   /**
    * Leaves memory if it waits for a notification, a timer or an operator (suspended,
-   * scheduled, backing off, paused) with no attempt: the store has all of it, and the next job
+   * scheduled, paused) with no attempt: the store has all of it, and the next job
    * loads it again. Resolves with whether it left.
    */
   retireIfWaiting(): Promise<boolean> {

@@ -2,7 +2,7 @@
  * The invocation actors in memory: a cache of what the store holds. Any actor can be dropped
  * and rebuilt from its snapshot and journal at any time; concurrent rebuilds of one id share
  * one load, so an actor never exists twice. Actors that only wait (suspended, scheduled,
- * backing off, paused) leave memory (`retire`): such an invocation costs nothing here until
+ * paused) leave memory (`retire`): such an invocation costs nothing here until
  * its notification, timer or operator comes.
  */
 import { parseInvocationId } from '../../protocol/ids.js';
