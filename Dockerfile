@@ -25,6 +25,7 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules/ node_modules/
 COPY --from=build /app/dist/src/ dist/src/
 COPY --from=build /app/dist/machines/ dist/machines/
+COPY --from=build /app/dist/ui/ dist/ui/
 # The Redis store reads its Lua script from the source tree at start (src/store/redis/scripts.ts).
 COPY --from=build /app/src/store/redis/lua/ src/store/redis/lua/
 # The embedded store's volume, writable by the user the server runs as.

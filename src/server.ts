@@ -12,6 +12,7 @@ import { discover } from './protocol/discovery.js';
 import { RequestSigner } from './protocol/request-identity.js';
 import { Transport } from './protocol/transport.js';
 import { openStore } from './store/index.js';
+import { ObservedStore } from './store/observed.js';
 import { tlsOptions } from './store/redis/tls-files.js';
 import { Registry } from './registry/registry.js';
 import { Runtime } from './runtime/runtime.js';
@@ -20,6 +21,8 @@ import { createAdminApp } from './admin/app.js';
 import { invocationRoutes } from './admin/routes/invocations.js';
 import { queryRoutes } from './admin/routes/query.js';
 import { serviceStateRoutes } from './admin/routes/service-state.js';
+import { LIVE_RECORD_KINDS, liveEventRoutes } from './admin/routes/live-events.js';
+import { uiRoutes } from './admin/ui.js';
 import type { Logger } from './telemetry/log.js';
 import { startProcessMetrics } from './telemetry/metrics.js';
 import { createNodeEndpoint } from './telemetry/node-endpoint.js';
@@ -77,7 +80,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   startProcessMetrics();
   const tokens = loadTokens(config);
   const signer = config.requestIdentityPrivateKeyPemFile ? RequestSigner.fromPemFile(config.requestIdentityPrivateKeyPemFile) : undefined;
-  const store = await openConfiguredStore(config, log);
+  // Observed: the web UI's live updates hear of each commit once it is stored.
+  const store = new ObservedStore(await openConfiguredStore(config, log), { recordKinds: LIVE_RECORD_KINDS });
   const storeFields = { store: store.info.backend, location: store.info.location };
   log.info(storeFields, `store: ${store.info.backend} at ${store.info.location}`);
   for (const w of store.info.warnings) log.warn(storeFields, w);
@@ -92,15 +96,32 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
 
   const ready = () => store.ping();
   const ingress = createListener(createIngressApp({ runtime, registry, config, ready, tokens: tokens.ingress }, log).callback());
-  const adminRoutes = [invocationRoutes(runtime), serviceStateRoutes(runtime, registry), queryRoutes({ store, registry, config })];
-  const admin = createListener(
-    createAdminApp({ registry, config, log, ready, tokens: tokens.admin, extraRoutes: (router) => adminRoutes.forEach((add) => add(router)) }).callback(),
-  );
+  // Live event streams never finish by themselves: they end when the server stops.
+  const stopping = new AbortController();
+  const adminRoutes = [
+    invocationRoutes(runtime),
+    serviceStateRoutes(runtime, registry),
+    queryRoutes({ store, registry, config }),
+    liveEventRoutes(store, stopping.signal),
+    uiRoutes(),
+  ];
   const node = createNodeEndpoint();
   // Calls block until their invocation completes: no server-side request timeout.
   ingress.requestTimeout = 0;
   ingress.keepAliveTimeout = 65_000;
   const ingressPort = await listen(ingress, config.ingressPort, config.ingressHost ?? config.host);
+  // Built once the ingress is bound: it advertises the ingress's port (`/version`, OpenAPI
+  // servers), which the web UI's playground calls, also when the configured port was 0.
+  const admin = createListener(
+    createAdminApp({
+      registry,
+      config: { ...config, ingressPort },
+      log,
+      ready,
+      tokens: tokens.admin,
+      extraRoutes: (router) => adminRoutes.forEach((add) => add(router)),
+    }).callback(),
+  );
   const adminPort = await listen(admin, config.adminPort, config.adminHost ?? config.host);
   const nodePort = await listen(node, config.nodePort, config.host);
   // The readiness line: test/support/server.ts and scripts find the ports in this text.
@@ -124,6 +145,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
      * resume at the next start) and the store is closed once every commit it took is done.
      */
     async stop() {
+      stopping.abort();
       await closeGracefully(servers, config.shutdownGrace);
       await runtime.stop();
       await store.close();

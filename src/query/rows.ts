@@ -15,7 +15,7 @@ import { readInvocation, RecordKind } from '../runtime/kernel/persisted.js';
 import { negotiatedVersion } from '../protocol/versions.js';
 import type { PromiseRecord } from '../runtime/invoker/commands/promise-records.js';
 import { partitionOf } from '../runtime/kernel/partitioning.js';
-import type { JournalEntry, Store } from '../store/types.js';
+import type { HistoryEntry, JournalEntry, Store } from '../store/types.js';
 import type { RowSource } from './engine.js';
 import {
   inboxRows,
@@ -286,6 +286,11 @@ export function storeRowSource(deps: QuerySources): RowSource {
             version: r.version,
             last_modified: r.lastModified,
           }));
+      case 'sys_invocation_transitions': {
+        const invocations = await reader.invocations(pinnedValues(scan, 'id'));
+        const rows = await Promise.all(invocations.map(async (inv) => transitionRows(inv.id, await deps.store.readHistory(inv.partition, inv.id))));
+        return rows.flat();
+      }
       case 'sys_journal_events':
         return (await reader.invocations(pinnedValues(scan, 'id'))).flatMap(journalEventRows);
       case 'sys_promise':
@@ -296,6 +301,18 @@ export function storeRowSource(deps: QuerySources): RowSource {
         return [];
     }
   };
+}
+
+function transitionRows(id: string, history: HistoryEntry[]): Row[] {
+  return history.map((h, index) => ({
+    id,
+    index: BigInt(index),
+    from_state: h.from,
+    event: h.event,
+    to_state: h.to,
+    at: h.at,
+    attempt: BigInt(h.attempt),
+  }));
 }
 
 /**

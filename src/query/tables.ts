@@ -121,6 +121,15 @@ const PUBLIC_SPECS: Record<string, string> = {
     'num_yields:u32 first_attempt_at:ts latest_attempt_at:ts first_runnable_at:ts deployment:utf8',
 };
 
+/**
+ * redstate's own tables, beside the reference's: `sys_invocation_transitions` is each
+ * invocation's machine history (design.md, "Visualisation"; store `readHistory`), `index`
+ * counting the entries still kept, `from_state` null and `event` `xstate.init` for the first.
+ */
+const REDSTATE_SPECS: Record<string, string> = {
+  sys_invocation_transitions: 'id:utf8 index:u64 from_state:utf8 event:utf8 to_state:utf8 at:ts attempt:u64',
+};
+
 // DataFusion's information_schema views (the CLI counts `information_schema.columns`, §4).
 const INFORMATION_SCHEMA_SPECS: Record<string, string> = {
   tables: 'table_catalog:utf8! table_schema:utf8! table_name:utf8! table_type:utf8!',
@@ -138,7 +147,11 @@ const define = (schema: TableDef['schema'], specs: Record<string, string>): Tabl
   Object.entries(specs).map(([name, spec]) => ({ name, schema, columns: columns(spec) }));
 
 /** The data tables, by name (`SHOW TABLES` order: alphabetical). */
-export const PUBLIC_TABLES: ReadonlyMap<string, TableDef> = new Map(define('public', PUBLIC_SPECS).map((t) => [t.name, t]));
+export const PUBLIC_TABLES: ReadonlyMap<string, TableDef> = new Map(
+  define('public', { ...PUBLIC_SPECS, ...REDSTATE_SPECS })
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .map((t) => [t.name, t]),
+);
 
 export const INFORMATION_SCHEMA_TABLES: ReadonlyMap<string, TableDef> = new Map(
   define('information_schema', INFORMATION_SCHEMA_SPECS).map((t) => [t.name, t]),

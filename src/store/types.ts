@@ -62,6 +62,25 @@ export interface InvocationWrite {
   active: boolean;
 }
 
+/**
+ * One committed transition of an invocation's machine, for its history (design.md,
+ * "Visualisation"): the path it took, not only where it is.
+ */
+export interface HistoryEntry {
+  /** The state before; null for the initial entry. */
+  from: string | null;
+  /** The machine event's type; `xstate.init` for the initial entry. */
+  event: string;
+  to: string;
+  /** Epoch ms of the event. */
+  at: number;
+  /** The invocation's retry count at that moment. */
+  attempt: number;
+}
+
+/** A store keeps only the last this many history entries of an invocation. */
+export const HISTORY_LIMIT = 200;
+
 export interface JournalAppend {
   id: string;
   /** The journal length this append expects to find; a mismatch rejects the whole commit. */
@@ -76,16 +95,17 @@ export interface JournalAppend {
  * length left by the first; a journal deleted just before counts as empty), record
  * expectations (`RecordWrite.expect`, against what is stored before this transition), `invocations`,
  * `state` (groups and ops in order), `timersRemove`, `timersAdd` (adding an existing key moves
- * it), `outboxRemove`, `outboxAdd`, `records` (in order). Every `at` is checked before
- * anything is written.
+ * it), `outboxRemove`, `outboxAdd`, `records` (in order), `history` (in order; then only the last
+ * `HISTORY_LIMIT` entries of each id are kept). Every `at` is checked before anything is
+ * written.
  *
- * Snapshots, outbox bodies, records and the registry are stored as JSON text by every
+ * Snapshots, history entries, outbox bodies, records and the registry are stored as JSON text by every
  * backend and read back through `JSON.parse`.
  */
 export interface Transition {
   partition: number;
   invocations?: InvocationWrite[];
-  /** Removes invocation snapshots, their journals and their index entries. */
+  /** Removes invocation snapshots, their journals, histories and index entries. */
   deleteInvocations?: string[];
   journal?: JournalAppend[];
   state?: Array<{ service: string; key: string; ops: StateOp[] }>;
@@ -94,6 +114,7 @@ export interface Transition {
   outboxAdd?: OutboxMessage[];
   outboxRemove?: string[];
   records?: RecordWrite[];
+  history?: Array<{ id: string; entries: HistoryEntry[] }>;
 }
 
 /** Thrown by `commit` when a journal append finds another length, or a record another value, than expected. */
@@ -156,6 +177,8 @@ export interface Store {
   /** Journal entries from index `from` (inclusive) to the end. */
   readJournal(partition: number, id: string, from?: number): Promise<JournalEntry[]>;
   journalLength(partition: number, id: string): Promise<number>;
+  /** The kept history of an invocation (at most `HISTORY_LIMIT` entries), oldest first. */
+  readHistory(partition: number, id: string): Promise<HistoryEntry[]>;
 
   /** The whole state of one object / workflow key. */
   readState(partition: number, service: string, key: string): Promise<Map<string, Uint8Array>>;

@@ -11,7 +11,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../support/ports.js';
-import { projectRoot } from '../support/sdk-service.js';
+import { projectRoot } from '../../src/project-root.js';
 import { startRedstate } from '../support/server.js';
 import { waitFor } from '../support/wait.js';
 

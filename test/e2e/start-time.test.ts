@@ -9,7 +9,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { projectRoot } from '../support/sdk-service.js';
+import { projectRoot } from '../../src/project-root.js';
 
 const BOUND_MS = 5_000;
 const RUNS = 3;

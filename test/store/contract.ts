@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import test, { type ExecutionContext } from 'ava';
 import { compareUtf8 } from '../../src/store/codec.js';
-import { TransitionConflict, type JournalEntry, type Store, type Transition } from '../../src/store/types.js';
+import { HISTORY_LIMIT, TransitionConflict, type HistoryEntry, type JournalEntry, type Store, type Transition } from '../../src/store/types.js';
 
 export interface StoreFixture {
   store: Store;
@@ -19,6 +19,7 @@ type Body = (t: ExecutionContext, store: Store, fixture: StoreFixture) => Promis
 const bytes = (...values: number[]) => Uint8Array.from(values);
 const allBytes = Uint8Array.from({ length: 256 }, (_, i) => i);
 const entry = (type: number, payload: Uint8Array = bytes(type & 0xff)): JournalEntry => ({ type, payload });
+const step = (n: number, from: string | null = 'running'): HistoryEntry => ({ from, event: `e${n}`, to: 'running', at: 1000 + n, attempt: n % 3 });
 
 /** A state map's entries in key order: readState gives no particular order. */
 const sortedEntries = (state: Map<string, Uint8Array>) => [...state].sort(([a], [b]) => compareUtf8(a, b));
@@ -30,6 +31,7 @@ async function dump(store: Store, p: number, ids: string[], objects: Array<[stri
     active: await store.activeInvocations(p),
     snapshots: await Promise.all(ids.map((id) => store.loadInvocation(p, id))),
     journals: await Promise.all(ids.map((id) => store.readJournal(p, id))),
+    histories: await Promise.all(ids.map((id) => store.readHistory(p, id))),
     state: await Promise.all(objects.map(([s, k]) => store.readState(p, s, k))),
     timers: await store.dueTimers(p, Number.MAX_SAFE_INTEGER, 1000),
     outbox: await store.outbox(p),
@@ -54,6 +56,7 @@ export function storeContract(name: string, open: () => Promise<StoreFixture>): 
     t.deepEqual(await store.activeInvocations(0), []);
     t.deepEqual(await store.readJournal(0, 'inv-1'), []);
     t.is(await store.journalLength(0, 'inv-1'), 0);
+    t.deepEqual(await store.readHistory(0, 'inv-1'), []);
     t.deepEqual(await store.readState(0, 'Counter', 'a'), new Map());
     t.is(await store.readStateKey(0, 'Counter', 'a', 'n'), undefined);
     t.deepEqual(await store.dueTimers(0, Date.now(), 10), []);
@@ -89,7 +92,7 @@ export function storeContract(name: string, open: () => Promise<StoreFixture>): 
     t.deepEqual(await store.listRecords(3, 'idem'), ['Greeter/greet/k1']);
     // Nothing leaks into another partition.
     t.deepEqual(await dump(store, 4, ['inv-1'], [['Counter', 'a']]), {
-      invocations: [], active: [], snapshots: [undefined], journals: [[]], state: [new Map()], timers: [], outbox: [], records: [],
+      invocations: [], active: [], snapshots: [undefined], journals: [[]], histories: [[]], state: [new Map()], timers: [], outbox: [], records: [],
     });
   });
 
@@ -148,6 +151,7 @@ export function storeContract(name: string, open: () => Promise<StoreFixture>): 
       timersAdd: [{ key: 't', dueAt: 5 }],
       outboxAdd: [{ id: 'm', body: 1 }],
       records: [{ kind: 'idem', key: 'r', value: 1 }],
+      history: [{ id: 'b', entries: [step(1)] }],
     });
     for (const at of [0, 2, 7]) {
       const err = await t.throwsAsync(store.commit(doomed(at)), { instanceOf: TransitionConflict });
@@ -292,6 +296,35 @@ export function storeContract(name: string, open: () => Promise<StoreFixture>): 
     t.deepEqual((await store.readJournal(0, 'x')).map((e) => e.type), [2]);
   });
 
+  it('history appends keep order, per invocation and partition', async (t, store) => {
+    await store.commit({ partition: 4, invocations: [{ id: 'h', snapshot: 1, active: true }], history: [{ id: 'h', entries: [step(0, null)] }] });
+    await store.commit({ partition: 4, history: [{ id: 'h', entries: [step(1), step(2)] }, { id: 'other', entries: [step(9)] }] });
+    await store.commit({ partition: 4, history: [{ id: 'h', entries: [] }, { id: 'h', entries: [step(3)] }] });
+    t.deepEqual(await store.readHistory(4, 'h'), [step(0, null), step(1), step(2), step(3)]);
+    t.deepEqual(await store.readHistory(4, 'other'), [step(9)]);
+    t.deepEqual(await store.readHistory(5, 'h'), []);
+    t.deepEqual(await store.readHistory(4, 'h2'), []);
+  });
+
+  it(`history keeps the last ${HISTORY_LIMIT} entries`, async (t, store) => {
+    const all = Array.from({ length: HISTORY_LIMIT + 60 }, (_, n) => step(n));
+    await store.commit({ partition: 0, history: [{ id: 'long', entries: all.slice(0, 150) }] });
+    t.is((await store.readHistory(0, 'long')).length, 150);
+    await store.commit({ partition: 0, history: [{ id: 'long', entries: all.slice(150, HISTORY_LIMIT + 50) }] });
+    t.deepEqual(await store.readHistory(0, 'long'), all.slice(50, HISTORY_LIMIT + 50));
+    for (let n = HISTORY_LIMIT + 50; n < all.length; n++) await store.commit({ partition: 0, history: [{ id: 'long', entries: [all[n]!] }] });
+    t.deepEqual(await store.readHistory(0, 'long'), all.slice(60));
+  });
+
+  it('history goes with deleteInvocations; a recreated id starts a new one', async (t, store) => {
+    await store.commit({ partition: 1, invocations: [{ id: 'x', snapshot: 1, active: false }], history: [{ id: 'x', entries: [step(0, null), step(1)] }] });
+    await store.commit({ partition: 1, deleteInvocations: ['x'] });
+    t.deepEqual(await store.readHistory(1, 'x'), []);
+    await store.commit({ partition: 1, invocations: [{ id: 'x', snapshot: 2, active: true }], history: [{ id: 'x', entries: [step(5)] }] });
+    await store.commit({ partition: 1, deleteInvocations: ['x'], invocations: [{ id: 'x', snapshot: 3, active: true }], history: [{ id: 'x', entries: [step(7, null)] }] });
+    t.deepEqual(await store.readHistory(1, 'x'), [step(7, null)]);
+  });
+
   it('the registry is saved and loaded whole', async (t, store) => {
     await store.saveRegistry({ deployments: [{ id: 'dp_1', uri: 'http://localhost:9080' }], services: {} });
     await store.saveRegistry({ deployments: [], services: { Greeter: { revision: 2 } } });
@@ -370,6 +403,7 @@ export function storeContract(name: string, open: () => Promise<StoreFixture>): 
       timersAdd: [{ key: 'wake', dueAt: 42 }],
       outboxAdd: [{ id: 'o', body: { to: 1 } }],
       records: [{ kind: 'promise', key: 'p', value: { resolved: 'yes' } }],
+      history: [{ id: 'keep', entries: [step(0, null), step(1)] }],
     });
     await store.saveRegistry({ v: 1 });
     const before = await dump(store, 5, ['keep', 'done'], [['Obj', 'k:1']]);

@@ -87,11 +87,13 @@ test('keys carry the partition hash tag and the layout documented in keys.ts', a
       timersAdd: [{ key: 't', dueAt: 1 }],
       outboxAdd: [{ id: 'o', body: 1 }],
       records: [{ kind: 'idem', key: 'r', value: 1 }],
+      history: [{ id: 'inv:1/x', entries: [{ from: null, event: 'xstate.init', to: 'running', at: 1, attempt: 0 }] }],
     });
     await store.saveRegistry({});
     t.deepEqual((await raw.keys('*')).sort(), [
       'rs:registry',
       'rs:{p7}:active',
+      'rs:{p7}:history:inv:1/x',
       'rs:{p7}:inv:inv:1/x',
       'rs:{p7}:invocations',
       'rs:{p7}:journal:inv:1/x',
@@ -110,8 +112,9 @@ test('keys carry the partition hash tag and the layout documented in keys.ts', a
       journal: [{ id: '}{', at: 0, entries: [] }],
       state: [{ service: '{s}', key: '{k}', ops: [{ op: 'clearAll' }] }],
       records: [{ kind: '{kind}', key: 'x', value: 1 }],
+      history: [{ id: '{h}', entries: [] }],
     });
-    t.is(keys.length, 4 + 2 + 1 + 1 + 1);
+    t.is(keys.length, 4 + 3 + 1 + 1 + 1 + 1);
     for (const key of keys) t.is(/\{([^}]*)\}/.exec(key)?.[1], 'p7', key);
   } finally {
     raw.disconnect();

@@ -8,7 +8,8 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { projectRoot, startService, type StartedService } from './sdk-service.js';
+import { projectRoot } from '../../src/project-root.js';
+import { startService, type StartedService } from './sdk-service.js';
 import { startStack, type Stack } from './stack.js';
 
 export interface CliWorld {

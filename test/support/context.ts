@@ -28,3 +28,10 @@ export async function awaitPublished(stack: Stack, tag: string, name: string, ms
   }, ms);
   return value!;
 }
+
+/** Resolves the awakeable a handler published as `<tag>:awakeable`, once it has. */
+export async function resolveAwakeable(stack: Stack, tag: string, value: unknown): Promise<void> {
+  const id = await awaitPublished(stack, tag, 'awakeable');
+  const res = await stack.ingress.post(`restate/awakeables/${id}/resolve`, { json: value });
+  if (res.statusCode !== 202) throw new Error(`resolve ${tag}: ${res.statusCode} ${res.body}`);
+}

@@ -28,7 +28,7 @@ import { QueryEngine } from '../../src/query/engine.js';
 import { Registry } from '../../src/registry/registry.js';
 import { registryDefaults, type Deployment, type ServiceMeta, type ServiceType } from '../../src/registry/types.js';
 import { partitionOf } from '../../src/runtime/kernel/partitioning.js';
-import type { JournalEntry, Store } from '../../src/store/types.js';
+import type { HistoryEntry, JournalEntry, Store } from '../../src/store/types.js';
 
 export const PARTITIONS = 4;
 export const DEPLOYMENT_ID = 'dp_15mkDZVNLJ7axAH3QeEdtQt';
@@ -233,6 +233,13 @@ export const objectState: Record<string, Map<string, Uint8Array>> = {
   ]),
 };
 
+/** The machine history of the completed greet (store `readHistory`). */
+export const greetHistory: HistoryEntry[] = [
+  { from: null, event: 'xstate.init', to: 'running', at: T0, attempt: 0 },
+  { from: 'running', event: 'pinDeployment', to: 'running', at: T0 + 2, attempt: 0 },
+  { from: 'running', event: 'complete', to: 'completed', at: T0 + 18, attempt: 0 },
+];
+
 /** Store reads, counted so tests can see what a query touched. */
 export interface FakeStore extends Store {
   reads: { loadInvocation: number; readJournal: string[]; readState: number };
@@ -264,6 +271,7 @@ export function fakeStore(): FakeStore {
       reads.readState++;
       return new Map(objectState[JSON.stringify([service, key])] ?? []);
     },
+    readHistory: async (_p, id) => (id === ids.greetDone ? greetHistory : []),
     listRecords: async () => [],
     getRecord: async () => undefined,
     loadRegistry: async () => ({ version: 1, deployments: [deployment] }),

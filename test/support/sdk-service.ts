@@ -6,7 +6,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { projectRoot } from '../../src/project-root.js';
+
+/** The checkout root (src/project-root.ts), for the tests that find files from it. */
+export { projectRoot };
 
 export interface StartedService {
   port: number;
@@ -21,17 +24,6 @@ export interface StartedService {
   readonly proc: ChildProcess;
   /** The counters server of services that keep counters (services/serve.mjs). */
   readonly countsPort: number | undefined;
-}
-
-/** The checkout root: tests run from dist/test/…, the .mjs files stay in test/ (tsc does not copy them). */
-export function projectRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('package.json not found above ' + fileURLToPath(import.meta.url));
-    dir = parent;
-  }
-  return dir;
 }
 
 /** A file under `test/support/` of the checkout, e.g. `services/basic.mjs`. */

@@ -5,7 +5,7 @@ import type { EndpointManifest, ManifestHandler, ManifestService } from '../../s
 import { servicesFromManifest } from '../../src/registry/from-manifest.js';
 import { serviceOpenApi } from '../../src/registry/openapi.js';
 import type { ServiceMeta } from '../../src/registry/types.js';
-import { projectRoot } from '../support/sdk-service.js';
+import { projectRoot } from '../../src/project-root.js';
 
 // The services of reference-behavior.md's probe endpoint (ref-transcripts/_probe-services.mjs.txt),
 // registered twice (revision 2), which is what docs/service-openapi/*.json were generated from.

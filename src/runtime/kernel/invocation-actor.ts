@@ -25,6 +25,7 @@ import { restoreInvocation, type InvocationSnapshot } from './persisted.js';
 import { transitionOf, type ExtraWrites } from './plan.js';
 import { ActorRetired } from './retired.js';
 import { SerialQueue } from './serial-queue.js';
+import { historyEntries, type SteppedEvent } from './transition-history.js';
 
 export interface Step {
   events?: InvocationEvent[];
@@ -83,6 +84,8 @@ interface Advanced {
   snapshot: InvocationSnapshot;
   effects: InvocationEffect[];
   changed: boolean;
+  /** Each event stepped, with the snapshot it led to: the commit's history entries. */
+  steps: SteppedEvent[];
 }
 
 export class InvocationActor {
@@ -91,8 +94,8 @@ export class InvocationActor {
   private broken = false;
   /** Left memory (kernel/retired.ts): every later job is refused. */
   private retired = false;
-  /** The snapshot moved on in memory only (see `applyStoredElsewhere`); the next commit stores it. */
-  private snapshotUnstored = false;
+  /** Steps taken in memory only (see `applyStoredElsewhere`), from `from`; the next commit stores them. */
+  private unstored: { from: InvocationSnapshot; steps: SteppedEvent[] } | undefined;
   /** Whether the invocation is in the store at all (false until its creating commit lands). */
   private stored: boolean;
   /** Failed attempts since the journal last grew (Start field 7; kept in memory, best effort). */
@@ -119,7 +122,8 @@ export class InvocationActor {
   static async create(ports: ActorPorts, partition: number, input: InvocationInput, entries: JournalEntry[], extra: ExtraWrites = {}): Promise<InvocationActor> {
     const [snapshot, actions] = invocationSteps.initial(input);
     const actor = new InvocationActor(ports, input.id, partition, snapshot, new JournalView(), false);
-    await actor.run(() => actor.store({ snapshot, effects: invocationEffects(actions), changed: true }, { entries, write: extra }));
+    const init: SteppedEvent = { event: { type: 'xstate.init', now: input.now }, snapshot };
+    await actor.run(() => actor.store({ snapshot, effects: invocationEffects(actions), changed: true, steps: [init] }, { entries, write: extra }));
     return actor;
   }
 
@@ -154,7 +158,7 @@ export class InvocationActor {
    */
   retireIfWaiting(): Promise<boolean> {
     return this.run(async () => {
-      if (!WAITING.has(this.status) || this.attempt || this.snapshotUnstored) return false;
+      if (!WAITING.has(this.status) || this.attempt || this.unstored !== undefined) return false;
       this.retired = true;
       return true;
     });
@@ -173,9 +177,10 @@ export class InvocationActor {
    * Call inside `run`.
    */
   applyStoredElsewhere(event: InvocationEvent): void {
-    const { snapshot, effects } = this.advance(this.snapshot, [event]);
+    const { snapshot, effects, steps } = this.advance(this.snapshot, [event]);
+    this.unstored ??= { from: this.snapshot, steps: [] };
+    this.unstored.steps.push(...steps);
     this.snapshot = snapshot;
-    this.snapshotUnstored = true;
     if (effects.some((e) => e.type === 'startAttempt')) this.startAttempt(this.ports.newAttempt(this, snapshot.context));
   }
 
@@ -200,12 +205,14 @@ export class InvocationActor {
   private advance(from: InvocationSnapshot, events: InvocationEvent[]): Advanced {
     let snapshot = from;
     const effects: InvocationEffect[] = [];
+    const steps: SteppedEvent[] = [];
     for (const event of events) {
       const [next, actions] = invocationSteps.next(snapshot, event);
       snapshot = next;
       effects.push(...invocationEffects(actions));
+      steps.push({ event, snapshot });
     }
-    return { snapshot, effects, changed: events.length > 0 };
+    return { snapshot, effects, changed: events.length > 0, steps };
   }
 
   /** A suspension whose awaited notification is in the journal now wakes up in the same commit. */
@@ -213,7 +220,7 @@ export class InvocationActor {
     const { awaiting } = a.snapshot.context;
     if (a.snapshot.value !== 'suspended' || !awaiting || !isSatisfied(awaiting, this.journal)) return a;
     const woken = this.advance(a.snapshot, [{ type: 'wake', now: this.ports.now() }]);
-    return { snapshot: woken.snapshot, effects: [...a.effects, ...woken.effects], changed: true };
+    return { snapshot: woken.snapshot, effects: [...a.effects, ...woken.effects], changed: true, steps: [...a.steps, ...woken.steps] };
   }
 
   private async store(advanced: Advanced, step: Step): Promise<void> {
@@ -224,18 +231,24 @@ export class InvocationActor {
     // The journal view grows first so that the wake check sees the new notifications; a
     // failed commit discards this whole actor anyway.
     for (const e of entries) this.journal.push(e);
-    const { snapshot, effects, changed } = this.wakeIfSatisfied(advanced);
-    const tx = transitionOf({
-      id: this.id,
-      partition: this.partition,
-      snapshot,
-      snapshotChanged: changed || this.snapshotUnstored,
-      effects,
-      entries,
-      journalAt,
-      ...(step.write ? { extra: step.write } : {}),
-      ...(step.forget ? { forget: true } : {}),
-    });
+    const { snapshot, effects, changed, steps } = this.wakeIfSatisfied(advanced);
+    // In the same commit as the steps it records (design.md, "Visualisation").
+    const history = historyEntries(this.stored ? (this.unstored?.from ?? this.snapshot) : undefined, [...(this.unstored?.steps ?? []), ...steps]);
+    const tx: Transition = {
+      ...transitionOf({
+        id: this.id,
+        partition: this.partition,
+        snapshot,
+        snapshotChanged: changed || this.unstored !== undefined,
+        effects,
+        entries,
+        journalAt,
+        ...(step.write ? { extra: step.write } : {}),
+        ...(step.forget ? { forget: true } : {}),
+      }),
+      // A forgotten invocation leaves no history behind either.
+      ...(history.length > 0 && !step.forget ? { history: [{ id: this.id, entries: history }] } : {}),
+    };
     const from = this.stored ? String(this.snapshot.value) : undefined;
     const next = effects.some((e) => e.type === 'startAttempt') ? this.ports.newAttempt(this, snapshot.context) : undefined;
     let granted: string[];
@@ -249,7 +262,7 @@ export class InvocationActor {
       throw err;
     }
     this.snapshot = snapshot;
-    this.snapshotUnstored = false;
+    this.unstored = undefined;
     this.stored = true;
     if (entries.length > 0) {
       this.failuresSinceGrowth = 0;

@@ -8,6 +8,8 @@
  *   snapshots   (p, id)                    -> snapshot JSON
  *   active      (p, id)                    -> empty
  *   journal     (p, id, index)             -> 2-byte BE type + payload
+ *   history     (p, id, seq)               -> history entry JSON   seq grows forever; the
+ *                                                                  oldest go past HISTORY_LIMIT
  *   state       (p, service, key, field)   -> value bytes
  *   timers      (p, dueAt, key)            -> empty       ordered scan for due timers
  *   timerIndex  (p, key)                   -> timers key  finds a timer's slot to move/remove it
@@ -34,7 +36,9 @@ import {
   sortedUtf8,
 } from '../codec.js';
 import {
+  HISTORY_LIMIT,
   TransitionConflict,
+  type HistoryEntry,
   type JournalEntry,
   type OutboxMessage,
   type Store,
@@ -43,12 +47,12 @@ import {
   type Transition,
 } from '../types.js';
 import { storeMetrics } from '../../telemetry/metrics.js';
-import { partitionKey, partitionRange, planTransition, type KeyRange, type Plan } from './plan.js';
+import { partitionKey, partitionRange, planTransition, storedPartitionKey, type KeyRange, type Plan } from './plan.js';
 import { decodeTuple, hasHashedPart, HashedPart, tupleKey, type KeyPart, type StoredKey } from './tuple.js';
 
 type Table = Database<Buffer, Buffer>;
 
-const TABLES = ['snapshots', 'active', 'journal', 'state', 'timers', 'timerIndex', 'outbox', 'records', 'meta', 'originals'] as const;
+const TABLES = ['snapshots', 'active', 'journal', 'history', 'state', 'timers', 'timerIndex', 'outbox', 'records', 'meta', 'originals'] as const;
 type TableName = (typeof TABLES)[number];
 type Tables = Record<TableName, Table>;
 
@@ -159,6 +163,7 @@ export class EmbeddedStore implements Store {
       this.remove('snapshots', d.snapshot);
       this.remove('active', d.active);
       this.removeRange('journal', d.journal);
+      this.removeRange('history', d.history);
     }
     for (const append of plan.appends) for (const [key, entry] of append.entries) this.put('journal', key, entry);
     for (const inv of plan.invocations) {
@@ -183,6 +188,15 @@ export class EmbeddedStore implements Store {
       if (rec.json === null) this.remove('records', rec.key.key);
       else this.put('records', rec.key, rec.json);
     }
+    for (const h of plan.history) this.appendHistory(t.partition, h.id, h.entries);
+  }
+
+  private appendHistory(partition: number, id: string, entries: Buffer[]): void {
+    const range = partitionRange(partition, id);
+    const next = this.lastSeq(this.db.history, range) + 1;
+    entries.forEach((json, i) => this.put('history', storedPartitionKey(partition, id, next + i), json));
+    const keepFrom = next + entries.length - HISTORY_LIMIT;
+    if (keepFrom > 0) this.removeRange('history', { start: range.start, end: partitionKey(partition, id, keepFrom) });
   }
 
   private removeTimer(index: Buffer): void {
@@ -217,10 +231,15 @@ export class EmbeddedStore implements Store {
   }
 
   private lengthOf(range: KeyRange): number {
-    for (const key of this.db.journal.getKeys({ start: range.end, end: range.start, reverse: true, limit: 1 })) {
-      return (decodeTuple(key).at(-1) as number) + 1;
+    return this.lastSeq(this.db.journal, range) + 1;
+  }
+
+  /** The last number of the keys `(…, n)` in `range`, or -1 when there is none. */
+  private lastSeq(table: Table, range: KeyRange): number {
+    for (const key of table.getKeys({ start: range.end, end: range.start, reverse: true, limit: 1 })) {
+      return decodeTuple(key).at(-1) as number;
     }
-    return 0;
+    return -1;
   }
 
   /** The files are local: the store is there as long as it is open. */
@@ -247,6 +266,10 @@ export class EmbeddedStore implements Store {
 
   async journalLength(partition: number, id: string): Promise<number> {
     return this.lengthOf(partitionRange(partition, id));
+  }
+
+  async readHistory(partition: number, id: string): Promise<HistoryEntry[]> {
+    return [...this.db.history.getRange(partitionRange(partition, id))].map(({ value }) => decodeJson(value) as HistoryEntry);
   }
 
   async readState(partition: number, service: string, key: string): Promise<Map<string, Uint8Array>> {

@@ -18,7 +18,7 @@ export type StatePlan =
   | { kind: 'clearAll'; range: KeyRange };
 
 export interface Plan {
-  deletes: Array<{ id: string; snapshot: Buffer; active: Buffer; journal: KeyRange }>;
+  deletes: Array<{ id: string; snapshot: Buffer; active: Buffer; journal: KeyRange; history: KeyRange }>;
   /** `entries` are keyed from `at` on: they are only written once the length is `at`. */
   appends: Array<{ id: string; at: number; range: KeyRange; entries: Array<[StoredKey, Buffer]> }>;
   invocations: Array<{ key: StoredKey; json: Buffer; active: boolean }>;
@@ -30,6 +30,8 @@ export interface Plan {
   records: Array<{ key: StoredKey; json: Buffer | null }>;
   /** Record expectations: the stored value must be exactly `json` (null: absent). */
   expects: Array<{ key: Buffer; json: Buffer | null }>;
+  /** Keyed only once the history's last sequence number is known, inside the transaction. */
+  history: Array<{ id: string; entries: Buffer[] }>;
 }
 
 /** A key of partition `p`; every table's keys start with the partition. */
@@ -58,6 +60,7 @@ export function planTransition(t: Transition): Plan {
       snapshot: partitionKey(p, id),
       active: partitionKey(p, id),
       journal: partitionRange(p, id),
+      history: partitionRange(p, id),
     })),
     appends: (t.journal ?? []).map((append) => ({
       id: append.id,
@@ -91,5 +94,6 @@ export function planTransition(t: Transition): Plan {
     expects: (t.records ?? [])
       .filter((rec) => rec.expect !== undefined)
       .map((rec) => ({ key: partitionKey(p, rec.kind, rec.key), json: rec.expect === null ? null : json(rec.expect, `expected record ${rec.kind}/${rec.key}`) })),
+    history: (t.history ?? []).map((h) => ({ id: h.id, entries: h.entries.map((e) => json(e, `history entry of ${h.id}`)) })),
   };
 }

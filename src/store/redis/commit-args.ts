@@ -3,7 +3,7 @@
  * and of items within them is the contract documented in the script's header.
  */
 import { encodeEntry, encodeJson } from '../codec.js';
-import type { Transition } from '../types.js';
+import { HISTORY_LIMIT, type Transition } from '../types.js';
 import { partitionKeys } from './keys.js';
 
 export type ScriptArg = string | Buffer;
@@ -25,14 +25,16 @@ export function commitArgs(t: Transition): CommitArgs {
   const outboxAdd = t.outboxAdd ?? [];
   const records = t.records ?? [];
   const expectations = records.filter((r) => r.expect !== undefined);
+  const history = t.history ?? [];
 
   const keys: string[] = [k.invocations, k.active, k.timers, k.outbox];
   const args: ScriptArg[] = [
-    deletes, journal, invocations, state, timersRemove, timersAdd, outboxRemove, outboxAdd, records, expectations,
+    deletes, journal, invocations, state, timersRemove, timersAdd, outboxRemove, outboxAdd, records, expectations, history,
   ].map((section) => String(section.length));
+  args.push(String(HISTORY_LIMIT));
 
   for (const id of deletes) {
-    keys.push(k.snapshot(id), k.journal(id));
+    keys.push(k.snapshot(id), k.journal(id), k.history(id));
     args.push(id);
   }
   for (const append of journal) {
@@ -66,6 +68,10 @@ export function commitArgs(t: Transition): CommitArgs {
     keys.push(k.records(rec.kind));
     if (rec.value === null || rec.value === undefined) args.push('d', rec.key);
     else args.push('s', rec.key, encodeJson(rec.value, `record ${rec.kind}/${rec.key}`));
+  }
+  for (const h of history) {
+    keys.push(k.history(h.id));
+    args.push(String(h.entries.length), ...h.entries.map((e) => encodeJson(e, `history entry of ${h.id}`)));
   }
   return { keys, args };
 }

@@ -7,6 +7,7 @@
  *   rs:{pN}:active               set     non-terminal invocation ids
  *   rs:{pN}:inv:<id>             string  JSON snapshot of one invocation
  *   rs:{pN}:journal:<id>         list    journal entries (2-byte BE type + payload)
+ *   rs:{pN}:history:<id>         list    history entries (JSON), the last HISTORY_LIMIT
  *   rs:{pN}:state:<json>         hash    state of one object/workflow key; <json> = JSON [service, key]
  *   rs:{pN}:timers               zset    timer key scored by dueAt (epoch ms)
  *   rs:{pN}:outbox               hash    message id -> JSON body
@@ -28,6 +29,7 @@ export interface PartitionKeys {
   outbox: string;
   snapshot(id: string): string;
   journal(id: string): string;
+  history(id: string): string;
   state(service: string, key: string): string;
   records(kind: string): string;
 }
@@ -42,6 +44,7 @@ export function partitionKeys(partition: number): PartitionKeys {
     outbox: `${p}outbox`,
     snapshot: (id) => `${p}inv:${id}`,
     journal: (id) => `${p}journal:${id}`,
+    history: (id) => `${p}history:${id}`,
     state: (service, key) => `${p}state:${JSON.stringify([service, key])}`,
     records: (kind) => `${p}rec:${kind}`,
   };

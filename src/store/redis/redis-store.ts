@@ -20,6 +20,7 @@ import {
 } from '../codec.js';
 import {
   TransitionConflict,
+  type HistoryEntry,
   type JournalEntry,
   type OutboxMessage,
   type Store,
@@ -170,6 +171,11 @@ export class RedisStore implements Store {
 
   async journalLength(partition: number, id: string): Promise<number> {
     return this.read(() => this.redis.llen(partitionKeys(partition).journal(id)));
+  }
+
+  async readHistory(partition: number, id: string): Promise<HistoryEntry[]> {
+    const stored = await this.redis.lrange(partitionKeys(partition).history(id), 0, -1);
+    return stored.map((json) => decodeJson(json) as HistoryEntry);
   }
 
   async readState(partition: number, service: string, key: string): Promise<Map<string, Uint8Array>> {

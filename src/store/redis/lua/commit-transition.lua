@@ -10,7 +10,7 @@
 
   Every key is passed in KEYS and all share the partition's hash tag, so the script runs in
   one Redis Cluster slot. Sections below are read in order by two cursors, one over KEYS
-  (from KEYS[5]) and one over ARGV (from ARGV[11]).
+  (from KEYS[5]) and one over ARGV (from ARGV[13]).
 
   Input:
     KEYS[1]  rs:{pN}:invocations   set of every invocation id
@@ -23,9 +23,11 @@
     ARGV[3]  I   invocation writes          ARGV[8]  OA  outbox messages to add
     ARGV[4]  S   state groups               ARGV[9]  R   record writes
     ARGV[5]  TR  timers to remove           ARGV[10] E   record expectations
+                                            ARGV[11] H   history appends
+                                            ARGV[12]     history entries kept per invocation
 
     section          per item: ARGV                          per item: KEYS
-    deletes      D x id                                  snapshot key, journal key
+    deletes      D x id                                  snapshot key, journal key, history key
     journal      J x at, n, entry_1 .. entry_n           journal key
                      (entry = 2-byte big-endian type + payload, binary)
     expectations E x field, 'a' (absent) | 'v', JSON     record hash key
@@ -37,6 +39,7 @@
     outbox rm    OR x id
     outbox add   OA x id, JSON body
     records      R x 's', field, JSON | 'd', field        record hash key
+    history      H x n, entry JSON_1 .. entry JSON_n       history list key
 
   Output:
     0            applied
@@ -45,9 +48,10 @@
 ]]
 
 local counts = {}
-for i = 1, 10 do counts[i] = tonumber(ARGV[i]) end
+for i = 1, 11 do counts[i] = tonumber(ARGV[i]) end
+local historyLimit = tonumber(ARGV[12])
 
-local argAt, keyAt = 10, 4
+local argAt, keyAt = 12, 4
 local function nextArg()
   argAt = argAt + 1
   return ARGV[argAt]
@@ -60,7 +64,7 @@ end
 -- Read deletes, appends and expectations first: the checks must see them before any write.
 local deletes = {}
 for i = 1, counts[1] do
-  deletes[i] = { id = nextArg(), snapshot = nextKey(), journal = nextKey() }
+  deletes[i] = { id = nextArg(), snapshot = nextKey(), journal = nextKey(), history = nextKey() }
 end
 local appends = {}
 for i = 1, counts[2] do
@@ -90,7 +94,7 @@ end
 
 -- From here on nothing can refuse the transition.
 for _, d in ipairs(deletes) do
-  redis.call('DEL', d.snapshot, d.journal)
+  redis.call('DEL', d.snapshot, d.journal, d.history)
   redis.call('SREM', KEYS[1], d.id)
   redis.call('SREM', KEYS[2], d.id)
 end
@@ -149,6 +153,15 @@ for _ = 1, counts[9] do
   else
     redis.call('HDEL', key, field)
   end
+end
+
+for _ = 1, counts[11] do
+  local key, n = nextKey(), tonumber(nextArg())
+  if n > 0 then
+    redis.call('RPUSH', key, unpack(ARGV, argAt + 1, argAt + n))
+    redis.call('LTRIM', key, -historyLimit, -1)
+  end
+  argAt = argAt + n
 end
 
 return 0
