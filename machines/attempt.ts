@@ -63,6 +63,9 @@ export const attemptMachine = setup({
     events: {} as AttemptEvent,
     input: {} as AttemptInput,
   },
+  guards: {
+    requestResponse: ({ context }) => context.requestResponse,
+  },
   actions: {
     // The shapes are AttemptEffect's.
     sendStart: () => {},
@@ -91,7 +94,7 @@ export const attemptMachine = setup({
     replaying: {
       entry: 'sendStart',
       on: {
-        replayed: [{ guard: ({ context }) => context.requestResponse, target: 'awaitingResponse' }, { target: 'streaming' }],
+        replayed: [{ guard: 'requestResponse', target: 'awaitingResponse' }, { target: 'streaming' }],
       },
     },
     streaming: {

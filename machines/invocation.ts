@@ -185,6 +185,8 @@ export const invocationMachine = setup({
   guards: {
     delayed: ({ context }) => context.scheduledStartAt !== undefined,
     waitsForLock: ({ context }) => context.exclusive === true,
+    /** Exclusive, and the creating commit did not get it the key's lock: it queues. */
+    lockNotYetHeld: ({ context }) => context.exclusive === true && context.lockHeld !== true,
     shouldRetry: ({ context, event }) =>
       event.type === 'attemptFailed' && failureOutcome(context, event.failure) === 'retry',
     shouldPause: ({ context, event }) =>
@@ -218,7 +220,7 @@ export const invocationMachine = setup({
     created: {
       always: [
         { guard: 'delayed', target: 'scheduled' },
-        { guard: ({ context }) => context.exclusive === true && context.lockHeld !== true, target: 'pending' },
+        { guard: 'lockNotYetHeld', target: 'pending' },
         { target: 'running' },
       ],
     },

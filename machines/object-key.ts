@@ -41,6 +41,8 @@ export const objectKeyMachine = setup({
   },
   guards: {
     holderReleases: ({ context, event }) => event.type === 'release' && event.invocationId === context.holder,
+    /** The holder releases and nobody waits: the key is free again. */
+    lastHolderReleases: ({ context, event }) => event.type === 'release' && event.invocationId === context.holder && context.inbox.length === 0,
   },
 }).createMachine({
   id: 'objectKey',
@@ -67,7 +69,7 @@ export const objectKeyMachine = setup({
           }),
         },
         release: [
-          { guard: ({ context, event }) => event.invocationId === context.holder && context.inbox.length === 0, target: 'free', actions: assign({ holder: undefined }) },
+          { guard: 'lastHolderReleases', target: 'free', actions: assign({ holder: undefined }) },
           {
             guard: 'holderReleases',
             actions: [
