@@ -10,7 +10,7 @@
  *   any of them ──ended|close──▶ done · ──broken──▶ failed · ──abort──▶ aborted
  */
 import { setup } from 'xstate';
-import { Stepper } from './stepper.js';
+import { MemoStepper, Stepper } from './stepper.js';
 
 export interface AttemptInput {
   /** Request/response endpoints answer only once the request is complete: no inactivity timeout (§15). */
@@ -160,4 +160,12 @@ export function isStreaming(value: unknown): boolean {
   return value === 'streaming' || value === 'draining' || value === 'awaitingResponse';
 }
 
-export const attemptSteps = new Stepper(attemptMachine, { requestResponse: false, inactivityTimeout: 0, abortTimeout: 0 });
+/**
+ * Steps of attempts, remembered: an event with no payload leads from one state of one context
+ * (the attempt's fixed input) always to the same snapshot and actions.
+ */
+export const attemptSteps = new MemoStepper(new Stepper(attemptMachine, { requestResponse: false, inactivityTimeout: 0, abortTimeout: 0 }), (snapshot, event) => {
+  if (Object.keys(event).length !== 1) return undefined;
+  const { requestResponse, inactivityTimeout, abortTimeout } = snapshot.context;
+  return `${requestResponse ? 1 : 0}:${inactivityTimeout}:${abortTimeout}:${String(snapshot.value)}:${event.type}`;
+});

@@ -7,11 +7,19 @@
 //   medians over all their rounds: the machine's speed drifts over minutes, and alternating
 //   spreads that drift over both sides.
 //   BENCH_CPU_PROF=<dir> also writes a CPU profile of redstate (node --cpu-prof) into <dir>.
+//   --n-sleep N --sleep-ms MS --n-send N --n-delayed N pass through to the harness (S5, S6, S8 sizes).
+//
+// What the server costs is counted with the store it needs: with --store redis, redis-server runs
+// as a child of the server process, so the harness's "server" CPU and RSS are the sum of both
+// (redis-server does the Lua and the fsyncs). bench-resources.mjs samples each part on its own
+// and prints the split; on the embedded store it splits the server's RSS into anonymous memory
+// and mapped file pages (LMDB's map).
 //
 // redstate runs with fsync-before-ack, like Restate: the embedded store commits synchronously;
 // with --store redis a fresh redis-server is started with `appendonly yes`, `appendfsync always`.
 // The bench folder is copied to a temp dir (shared/ is read-only) and installed there once.
 import { execFileSync, spawn } from 'node:child_process';
+import { PartSampler, printSplit, splitRuns } from './bench-resources.mjs';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,7 +38,8 @@ const repeat = opt('repeat', '3');
 const only = opt('only', '');
 const skipRef = args.includes('--skip-ref');
 const alternate = Number(opt('alternate', '1'));
-const runArgs = ['--repeat', repeat, ...(only ? ['--only', only] : [])];
+const passThrough = ['n-sleep', 'sleep-ms', 'n-send', 'n-delayed', 'duration'].flatMap((k) => (opt(k) ? [`--${k}`, opt(k)] : []));
+const runArgs = ['--repeat', repeat, ...(only ? ['--only', only] : []), ...passThrough];
 
 const sh = (cmd, argv, o = {}) => execFileSync(cmd, argv, { stdio: 'inherit', ...o });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -66,32 +75,68 @@ async function runReference(n = 0) {
 async function runOurs(n = 0) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'redstate-bench-data-'));
   const env = { ...process.env, REDSTATE_INGRESS_PORT: '38180', REDSTATE_ADMIN_PORT: '39170', REDSTATE_NODE_PORT: '35122', REDSTATE_HOST: '127.0.0.1', REDSTATE_DATA_DIR: dataDir };
-  let redis;
-  if (store === 'redis') {
-    redis = spawn('redis-server', ['--port', '36379', '--bind', '127.0.0.1', '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--dir', dataDir], { stdio: 'ignore' });
-    await sleep(500);
-    env.REDSTATE_REDIS_URL = 'redis://127.0.0.1:36379';
-  }
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const server = spawn(process.execPath, [...profile, path.join(ROOT, 'dist/src/main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const node = [process.execPath, ...profile, path.join(ROOT, 'dist/src/main.js')];
+  let server;
+  let redisPid;
+  if (store === 'redis') {
+    env.REDSTATE_REDIS_URL = 'redis://127.0.0.1:36379';
+    // bash starts redis-server, then becomes the server: redis-server is the server's child.
+    const pidFile = path.join(dataDir, 'redis.pid');
+    const redis = `redis-server --port 36379 --bind 127.0.0.1 --appendonly yes --appendfsync always --save '' --dir '${dataDir}'`;
+    const script = `${redis} >/dev/null 2>&1 & echo $! > '${pidFile}'; sleep 0.5; exec ${node.map((a) => `'${a}'`).join(' ')}`;
+    server = spawn('bash', ['-c', script], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    await sleep(600);
+    redisPid = Number(fs.readFileSync(pidFile, 'utf8'));
+  } else {
+    server = spawn(node[0], node.slice(1), { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
   const out = path.join(WORK, n ? `ours-${store}-${n}.json` : `ours-${store}.json`);
+  const parts = new PartSampler(server.pid, redisPid);
   try {
     await waitHttp('http://127.0.0.1:39170/health');
-    sh('node', ['run.mjs', '--ingress', 'http://127.0.0.1:38180', '--admin', 'http://127.0.0.1:39170', '--service-port', '39180',
-      '--server-pid', String(server.pid), '--label', `redstate (${store} store)`, '--out', out, ...runArgs], { cwd: WORK });
+    parts.start();
+    await runHarness(['run.mjs', '--ingress', 'http://127.0.0.1:38180', '--admin', 'http://127.0.0.1:39170', '--service-port', '39180',
+      '--server-pid', String(server.pid), '--label', `redstate (${store} store)`, '--out', out, ...runArgs], (line) => parts.mark(line));
+    parts.stop();
+    const result = JSON.parse(fs.readFileSync(out, 'utf8'));
+    splitRuns(result.runs, parts);
+    fs.writeFileSync(out, JSON.stringify({ ...result, medians: mediansOf(result.runs) }, null, 1));
   } finally {
+    parts.stop();
     server.kill('SIGTERM');
-    redis?.kill('SIGTERM');
+    if (redisPid) process.kill(redisPid, 'SIGTERM');
     await sleep(500);
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
   return out;
 }
 
+/** The harness, its output passed through line by line (the sampler marks where each scenario ends). */
+function runHarness(argv, onLine) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, argv, { cwd: WORK, stdio: ['ignore', 'pipe', 'inherit'] });
+    let rest = '';
+    child.stdout.on('data', (chunk) => {
+      process.stdout.write(chunk);
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop();
+      for (const line of lines) onLine(line);
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`run.mjs exited with ${code}`))));
+  });
+}
+
 /** One result file with the rounds of several: medians are taken over all of them. */
 function merge(files, out) {
   const results = files.map((f) => JSON.parse(fs.readFileSync(f, 'utf8')));
   const runs = results.flatMap((r) => r.runs);
+  fs.writeFileSync(out, JSON.stringify({ ...results[0], meta: { ...results[0].meta, label: `${results[0].meta.label} x${files.length}` }, medians: mediansOf(runs), runs }, null, 1));
+  return out;
+}
+
+function mediansOf(runs) {
   const medians = {};
   for (const id of [...new Set(runs.map((r) => r.id))]) {
     const rs = runs.filter((r) => r.id === id && r.summary);
@@ -102,8 +147,7 @@ function merge(files, out) {
     }
     medians[id] = m;
   }
-  fs.writeFileSync(out, JSON.stringify({ ...results[0], meta: { ...results[0].meta, label: `${results[0].meta.label} x${files.length}` }, medians, runs }, null, 1));
-  return out;
+  return medians;
 }
 
 function median(values) {
@@ -128,4 +172,5 @@ if (alternate > 1) {
   ref = skipRef ? path.join(WORK, 'ref.json') : await runReference();
   ours = await runOurs();
 }
-sh('node', ['compare.mjs', ref, ours], { cwd: WORK });
+printSplit(JSON.parse(fs.readFileSync(ours, 'utf8')), store);
+if (fs.existsSync(ref)) sh('node', ['compare.mjs', ref, ours], { cwd: WORK });

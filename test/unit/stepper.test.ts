@@ -6,7 +6,8 @@ import test from 'ava';
 import { initialTransition, transition, type AnyStateMachine, type EventFromLogic, type InputFrom } from 'xstate';
 import { invocationMachine, invocationSteps, type InvocationEvent, type InvocationInput } from '../../machines/invocation.js';
 import { objectKeyMachine, objectKeySteps, type ObjectKeyEvent } from '../../machines/object-key.js';
-import type { Stepper } from '../../machines/stepper.js';
+import { attemptMachine, attemptSteps, type AttemptEvent } from '../../machines/attempt.js';
+import type { MemoStepper, Stepper } from '../../machines/stepper.js';
 
 type Seen = { value: unknown; status: string; context: unknown; actions: Array<{ type: string; params: unknown }> };
 
@@ -29,7 +30,7 @@ function walk<M extends AnyStateMachine>(
   return out;
 }
 
-function same<M extends AnyStateMachine>(machine: M, stepper: Stepper<M>, input: InputFrom<M>, events: Array<EventFromLogic<M>>) {
+function same<M extends AnyStateMachine>(machine: M, stepper: Stepper<M> | MemoStepper<M>, input: InputFrom<M>, events: Array<EventFromLogic<M>>) {
   const reference = walk<M>(
     (i) => initialTransition(machine, i) as [unknown, unknown[]],
     (s, e) => transition(machine, s as never, e) as [unknown, unknown[]],
@@ -98,4 +99,19 @@ test('object-key machine: acquire, queue, release and grant', (t) => {
   const { reference, ours } = same(objectKeyMachine, objectKeySteps, { service: 'S', key: 'k' }, events);
   t.deepEqual(ours, reference);
   t.true(ours.some((s) => s.actions.some((a) => a.type === 'grant')));
+});
+
+test('attempt machine, remembered steps: the same as XState on first use and on every later hit', (t) => {
+  const streamed: AttemptEvent[] = [{ type: 'start' }, { type: 'replayed' }, { type: 'frames' }, { type: 'frames' }, { type: 'inactive' }, { type: 'abortTimeout' }];
+  const broken: AttemptEvent[] = [{ type: 'start' }, { type: 'replayed' }, { type: 'frames' }, { type: 'broken', message: 'reset', code: 500 }];
+  for (const input of [
+    { requestResponse: false, inactivityTimeout: 60_000, abortTimeout: 600_000 },
+    { requestResponse: true, inactivityTimeout: 60_000, abortTimeout: 600_000 },
+    { requestResponse: false, inactivityTimeout: 1_000, abortTimeout: 2_000 },
+  ]) {
+    for (const events of [streamed, streamed, broken, broken, [{ type: 'start' } as AttemptEvent, { type: 'close' } as AttemptEvent]]) {
+      const { reference, ours } = same(attemptMachine, attemptSteps, input, events);
+      t.deepEqual(ours, reference);
+    }
+  }
 });
