@@ -26,6 +26,7 @@ import { uiRoutes } from './admin/ui.js';
 import type { Logger } from './telemetry/log.js';
 import { startProcessMetrics } from './telemetry/metrics.js';
 import { createNodeEndpoint } from './telemetry/node-endpoint.js';
+import { startIdleRelease } from './idle-release.js';
 import { startTracing, stopTracing } from './telemetry/tracing.js';
 
 export interface RunningServer {
@@ -78,6 +79,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const startedAt = performance.now();
   if (config.tracingEndpoint) await startTracing(config.tracingEndpoint);
   startProcessMetrics();
+  const idleRelease = startIdleRelease();
   const tokens = loadTokens(config);
   const signer = config.requestIdentityPrivateKeyPemFile ? RequestSigner.fromPemFile(config.requestIdentityPrivateKeyPemFile) : undefined;
   // Observed: the web UI's live updates hear of each commit once it is stored.
@@ -145,6 +147,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
      * resume at the next start) and the store is closed once every commit it took is done.
      */
     async stop() {
+      idleRelease.stop();
       stopping.abort();
       await closeGracefully(servers, config.shutdownGrace);
       await runtime.stop();

@@ -1,0 +1,111 @@
+#!/usr/bin/env node
+// Many suspended invocations (issue 17's scale goal): sends N invocations that each sleep, waits
+// until all are suspended, reports the server's memory per suspended invocation, then SIGKILLs
+// the server while they sleep and reports the time to a healthy restart and until every one
+// completed, each exactly once.
+//
+//   node scripts/scale-sleepers.mjs [--store embedded|redis] [--n 20000] [--sleep-ms 120000] [--concurrency 256] [--no-build]
+//
+// The sleep must outlast the sending, so that all N are suspended at once.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+process.chdir(ROOT);
+const { values: args } = parseArgs({
+  options: {
+    store: { type: 'string', default: 'embedded' },
+    n: { type: 'string', default: '20000' },
+    'sleep-ms': { type: 'string', default: '120000' },
+    concurrency: { type: 'string', default: '256' },
+    'no-build': { type: 'boolean', default: false },
+  },
+});
+const n = Number(args.n);
+const sleepMs = Number(args['sleep-ms']);
+if (!args['no-build']) execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
+const { startStack, sqlRows } = await import('../dist/test/support/stack.js');
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const mib = (kib) => Math.round(kib / 102.4) / 10;
+function memory(pid) {
+  const s = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(s)?.[1] ?? 0);
+  return { anon: kib('RssAnon'), file: kib('RssFile') + kib('RssShmem') };
+}
+async function until(what, cond, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await cond()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(250);
+  }
+}
+
+/** What the server says of its memory (prom-client's default metrics and ours). */
+async function heap() {
+  const text = await (await fetch(`${stack.server.node}/metrics`)).text();
+  const value = (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
+  const m = (name) => Math.round(value(name) / 2 ** 20);
+  return `heap used ${m('nodejs_heap_size_used_bytes')} of ${m('nodejs_heap_size_total_bytes')} MiB, external ${m('nodejs_external_memory_bytes')} MiB, actors in memory ${value('redstate_actors_in_memory')}`;
+}
+
+const stack = await startStack(args.store, { serviceFile: 'sleepers.mjs' });
+try {
+  await sleep(1000);
+  const idle = memory(stack.server.pid());
+  const sendStart = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Number(args.concurrency) }, async () => {
+      while (next < n) {
+        const i = next++;
+        const res = await stack.ingress.post('Sleeper/sleep/send', { json: { i, ms: sleepMs } });
+        if (res.statusCode !== 202) throw new Error(`send ${i}: ${res.statusCode} ${res.body}`);
+      }
+    }),
+  );
+  const sentAfter = performance.now() - sendStart;
+  const suspended = async () => {
+    const rows = await sqlRows(stack.admin, "SELECT status, count(*) AS n FROM sys_invocation GROUP BY status");
+    if (process.env.DEBUG) console.log(JSON.stringify(rows));
+    return Number(rows.find((r) => r.status === 'suspended')?.n ?? 0);
+  };
+  await until('every invocation suspended', async () => (await suspended()) >= n, sleepMs - sentAfter);
+  const allSuspendedAfter = performance.now() - sendStart;
+  // What they hold while they sleep, not the garbage of sending them (src/idle-release.ts).
+  await sleep(5000);
+  const loaded = memory(stack.server.pid());
+  const loadedHeap = await heap();
+
+  await stack.server.kill();
+  const killedAt = performance.now();
+  await stack.server.restart();
+  await until('healthy', async () => (await stack.admin.get('health')).statusCode === 200, 60_000);
+  const healthyAfter = performance.now() - killedAt;
+  const restarted = memory(stack.server.pid());
+  let counts = {};
+  await until('every invocation completed', async () => Object.keys((counts = await stack.counts())).length >= n, sleepMs + 120_000);
+  const doneAfterRestart = performance.now() - killedAt;
+  // The last sleep was due sleepMs after the last send.
+  const lateness = performance.now() - (sendStart + sentAfter + sleepMs);
+  const twice = Object.values(counts).filter((c) => c > 1).length;
+  const missing = n - Object.keys(counts).length;
+  await sleep(5000);
+  const after = memory(stack.server.pid());
+  const afterHeap = await heap();
+
+  console.log(`\n${n} invocations sleeping ${sleepMs} ms, ${args.store} store`);
+  console.log(`  sent in ${Math.round(sentAfter)} ms (${Math.round((n / sentAfter) * 1000)}/s), all suspended after ${Math.round(allSuspendedAfter)} ms`);
+  console.log(`  server RSS idle ${mib(idle.anon + idle.file)} MiB (anon ${mib(idle.anon)}, file ${mib(idle.file)}); with all suspended ${mib(loaded.anon + loaded.file)} MiB (anon ${mib(loaded.anon)}, file ${mib(loaded.file)})`);
+  console.log(`  with all suspended: ${loadedHeap}`);
+  console.log(`  per suspended invocation: ${((loaded.anon - idle.anon) / n).toFixed(2)} KiB anonymous, ${((loaded.anon + loaded.file - idle.anon - idle.file) / n).toFixed(2)} KiB with mapped files`);
+  console.log(`  SIGKILL while they sleep -> healthy after ${Math.round(healthyAfter)} ms (RSS ${mib(restarted.anon + restarted.file)} MiB); all completed ${Math.round(doneAfterRestart)} ms after the kill, ${Math.round(lateness)} ms after the last one was due`);
+  console.log(`  completed once: ${n - missing - twice}, twice or more: ${twice}, missing: ${missing}; RSS 5 s after all completed ${mib(after.anon + after.file)} MiB (anon ${mib(after.anon)}, file ${mib(after.file)}), ${afterHeap}`);
+  if (twice || missing) process.exitCode = 1;
+} finally {
+  await stack.stop();
+}
