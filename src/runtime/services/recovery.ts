@@ -32,6 +32,7 @@ export interface RecoveryDeps {
 }
 
 const MUST_ACT: ReadonlySet<string> = new Set(['running', 'pending']);
+const RESUME_BATCH = 64;
 
 export interface Recovered {
   resumed: number;
@@ -70,13 +71,16 @@ async function redeliver(deps: RecoveryDeps, p: number): Promise<number> {
  * already satisfied, because the commit that stores a notification also wakes the suspension.
  */
 async function resumePartition(deps: RecoveryDeps, p: number, r: Recovered): Promise<void> {
-  for (const id of await deps.store.activeInvocations(p)) {
-    const resume = async () => {
-      const state = await deps.actors.persisted(id);
-      if (!state || !MUST_ACT.has(state.value)) return;
-      if (await deps.actors.resume(id)) r.resumed++;
-    };
-    await resume().catch((err: unknown) => deps.retry.later(`invocation ${id}: resume`, err, resume));
+  const resume = async (id: string) => {
+    const state = await deps.actors.persisted(id);
+    if (!state || !MUST_ACT.has(state.value)) return;
+    if (await deps.actors.resume(id)) r.resumed++;
+  };
+  const ids = await deps.store.activeInvocations(p);
+  // Reads of one batch share a round trip to Redis (auto-pipelining): one at a time, 20,000
+  // suspended invocations took 3.8 s to a healthy restart.
+  for (let i = 0; i < ids.length; i += RESUME_BATCH) {
+    await Promise.all(ids.slice(i, i + RESUME_BATCH).map((id) => resume(id).catch((err: unknown) => deps.retry.later(`invocation ${id}: resume`, err, () => resume(id)))));
   }
   r.attaches += await deps.attachments.recover(p);
   await deps.timers.arm(p);
