@@ -5,7 +5,7 @@
  * complete, and every ctx.run side effect that was stored must not run again.
  */
 import test from 'ava';
-import { startStack, storeKinds, type Stack } from '../support/stack.js';
+import { sqlRows, startStack, storeKinds, type Stack } from '../support/stack.js';
 import { waitFor } from '../support/wait.js';
 import { awaitPublished, sendTo as send } from '../support/context.js';
 
@@ -70,9 +70,11 @@ for (const store of storeKinds) {
     const stack = await startStack(store, { serviceFile: 'context.mjs' });
     try {
       const tag = `${store}-crash-attach`;
-      const target = await send(stack, 'Callee/slow', { tag, sleepMs: 1500 });
+      const target = await send(stack, 'Callee/slow', { tag, sleepMs: 3000 });
       const attacher = await send(stack, 'Attacher/attach', target);
-      await pause(500);
+      // Killed once step a is stored and the callee sleeps: a step cut by the kill would run
+      // again (at least once, §10), and this test counts steps.
+      await waitFor(async () => (await sqlRows(stack.admin, `SELECT index FROM sys_journal WHERE id = '${target}' AND entry_type = 'Command: Sleep'`)).length === 1, 15_000);
       await crash(stack);
       const res = await stack.ingress.get(`restate/attach/${attacher}`);
       t.is(res.statusCode, 200, stack.server.output().slice(-2000));
