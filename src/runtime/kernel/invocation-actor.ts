@@ -20,6 +20,7 @@ import type { JournalEntry, OutboxMessage, Store, Timer, Transition } from '../.
 import type { PersistedInvocation } from '../types.js';
 import { isSatisfied } from './awaiting.js';
 import { JournalView } from './journal.js';
+import type { Limiters } from './limiters.js';
 import type { ObjectLocks } from './object-keys.js';
 import { restoreInvocation, type InvocationSnapshot } from './persisted.js';
 import { transitionOf, type ExtraWrites } from './plan.js';
@@ -56,12 +57,15 @@ export interface Committed {
   outbox: OutboxMessage[];
   /** Invocations (or state mutations) that got the key's lock this invocation released. */
   granted: string[];
+  /** Invocations that got the scope's slot this invocation gave back. */
+  slots: string[];
 }
 
 /** What an actor needs from the runtime around it; the runtime (runtime.ts) provides it. */
 export interface ActorPorts {
   readonly store: Store;
   readonly locks: ObjectLocks;
+  readonly limiters: Limiters;
   now(): number;
   /** A new attempt whose stream opens at once, while the commit that starts it is stored. */
   newAttempt(actor: InvocationActor, context: InvocationContext): AttemptHandle;
@@ -69,6 +73,8 @@ export interface ActorPorts {
   committed(actor: InvocationActor, done: Committed): void;
   /** Queue a `pending` invocation for its key's lock (again, after a restart: acquiring is idempotent). */
   requestLock(actor: InvocationActor): void;
+  /** The same for its scope's slot. */
+  requestSlot(actor: InvocationActor): void;
   /** A commit failed and its outcome is unknown: the actor is dropped, to be read again from the store. */
   lost(actor: InvocationActor, err: unknown): void;
 }
@@ -182,11 +188,13 @@ export class InvocationActor {
     this.unstored.steps.push(...steps);
     this.snapshot = snapshot;
     if (effects.some((e) => e.type === 'startAttempt')) this.startAttempt(this.ports.newAttempt(this, snapshot.context));
+    if (effects.some((e) => e.type === 'requestLock')) this.ports.requestLock(this);
   }
 
   /** Redoes what the committed state asks for, after a rehydration. Call inside `run`. */
   async resume(): Promise<void> {
     if (this.status === 'running' && !this.attempt) this.startAttempt(this.ports.newAttempt(this, this.context));
+    else if (this.status === 'pending' && this.context.gated === true && this.context.slotHeld !== true) this.ports.requestSlot(this);
     else if (this.status === 'pending') this.ports.requestLock(this);
     else if (this.status === 'suspended' && this.context.awaiting && isSatisfied(this.context.awaiting, this.journal)) {
       await this.commit({ events: [{ type: 'wake', now: this.ports.now() }] });
@@ -251,7 +259,7 @@ export class InvocationActor {
     };
     const from = this.stored ? String(this.snapshot.value) : undefined;
     const next = effects.some((e) => e.type === 'startAttempt') ? this.ports.newAttempt(this, snapshot.context) : undefined;
-    let granted: string[];
+    let granted: { locks: string[]; slots: string[] };
     try {
       granted = await this.persist(tx, snapshot.context, effects);
     } catch (err) {
@@ -268,20 +276,40 @@ export class InvocationActor {
       this.failuresSinceGrowth = 0;
       this.lastGrowthAt = this.ports.now();
     }
-    this.settle({ from, to: String(snapshot.value), effects, timers: tx.timersAdd ?? [], outbox: tx.outboxAdd ?? [], granted }, next);
+    this.settle({ from, to: String(snapshot.value), effects, timers: tx.timersAdd ?? [], outbox: tx.outboxAdd ?? [], granted: granted.locks, slots: granted.slots }, next);
   }
 
-  /** Commits; an exclusive invocation that completes passes its key's lock on in the same commit. */
-  private async persist(tx: Transition, context: InvocationContext, effects: InvocationEffect[]): Promise<string[]> {
-    const { target, exclusive } = context;
-    if (exclusive !== true || target.key === undefined || !effects.some((e) => e.type === 'releaseLock')) {
-      await this.ports.store.commit(tx);
-      return [];
-    }
-    const change = await this.ports.locks.with(this.partition, target.service, target.key, (lock) =>
-      lock.change({ type: 'release', invocationId: this.id }, (c) => this.ports.store.commit({ ...tx, records: [...(tx.records ?? []), c.record] })),
+  /**
+   * Commits; an invocation that completes gives its scope's slot back and (exclusive) passes
+   * its key's lock on, all in the same commit. The limiter is taken before the lock, always.
+   */
+  private async persist(tx: Transition, context: InvocationContext, effects: InvocationEffect[]): Promise<{ locks: string[]; slots: string[] }> {
+    const releases = effects.some((e) => e.type === 'releaseLock');
+    const { target, exclusive, gated } = context;
+    const withLock = async (t: Transition): Promise<string[]> => {
+      if (!releases || exclusive !== true || target.key === undefined) {
+        await this.ports.store.commit(t);
+        return [];
+      }
+      const change = await this.ports.locks.with(
+        this.partition,
+        target.service,
+        target.key,
+        (lock) => lock.change({ type: 'release', invocationId: this.id }, (c) => this.ports.store.commit({ ...t, records: [...(t.records ?? []), c.record] })),
+        target.scope,
+      );
+      return change.granted;
+    };
+    if (!releases || gated !== true || target.scope === undefined) return { locks: await withLock(tx), slots: [] };
+    let locks: string[] = [];
+    const scope = target.scope;
+    const slot = await this.ports.limiters.with(this.partition, scope, (limiter) =>
+      limiter.change({ type: 'release', invocationId: this.id }, async (c) => {
+        locks = await withLock({ ...tx, records: [...(tx.records ?? []), c.record] });
+      }),
     );
-    return change.granted;
+    this.ports.limiters.settled(this.partition, scope, slot);
+    return { locks, slots: slot.granted };
   }
 
   private settle(done: Committed, next: AttemptHandle | undefined): void {

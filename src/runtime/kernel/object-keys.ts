@@ -40,6 +40,7 @@ export class ObjectKeyActor {
   constructor(
     readonly service: string,
     readonly key: string,
+    readonly scope: string | undefined,
     private snapshot: ObjectKeySnapshot,
     private stored: unknown,
     private readonly forget: (actor: ObjectKeyActor, err: unknown) => void,
@@ -87,7 +88,7 @@ export class ObjectKeyActor {
     if (this.stale) throw new Error(`the lock of ${this.service}/${this.key} must be read again from the store`);
     const [next, actions] = objectKeySteps.next(this.snapshot, event);
     const change: LockChange = {
-      record: { kind: RecordKind.objectKey, key: objectRecordKey(this.service, this.key), value: persistObjectKey(next), expect: this.stored },
+      record: { kind: RecordKind.objectKey, key: objectRecordKey(this.service, this.key, this.scope), value: persistObjectKey(next), expect: this.stored },
       granted: objectKeyEffects(actions).map((e) => e.params.invocationId),
     };
     try {
@@ -125,9 +126,9 @@ export class ObjectLocks {
    * Runs `job` on the key's lock actor, in its queue; a job that reaches an actor after it left
    * memory runs on the one loaded in its place.
    */
-  async with<T>(partition: number, service: string, key: string, job: (lock: ObjectKeyActor) => Promise<T>): Promise<T> {
+  async with<T>(partition: number, service: string, key: string, job: (lock: ObjectKeyActor) => Promise<T>, scope?: string): Promise<T> {
     for (;;) {
-      const lock = await this.get(partition, service, key);
+      const lock = await this.get(partition, service, key, scope);
       try {
         return await lock.run(() => job(lock));
       } catch (err) {
@@ -137,8 +138,8 @@ export class ObjectLocks {
   }
 
   /** The key's lock actor as it is now (to read its holder); changes go through `with`. */
-  async get(partition: number, service: string, key: string): Promise<ObjectKeyActor> {
-    const id = objectRecordKey(service, key);
+  async get(partition: number, service: string, key: string, scope?: string): Promise<ObjectKeyActor> {
+    const id = objectRecordKey(service, key, scope);
     const live = this.actors.get(id);
     if (live && !live.isRetired) {
       this.actors.delete(id);
@@ -148,7 +149,7 @@ export class ObjectLocks {
     return this.loading.run(id, async () => {
       const stored = await this.store.getRecord(partition, RecordKind.objectKey, id);
       const snapshot = stored !== undefined ? restoreObjectKey(readObjectKey(stored)) : objectKeySteps.initial({ service, key })[0];
-      const actor = new ObjectKeyActor(service, key, snapshot, stored ?? null, (a, err) => {
+      const actor = new ObjectKeyActor(service, key, scope, snapshot, stored ?? null, (a, err) => {
         this.drop(id, a);
         this.lost(partition, err);
       });

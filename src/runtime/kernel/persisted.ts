@@ -7,16 +7,24 @@
  */
 import type { SnapshotFrom } from 'xstate';
 import { invocationMachine, retentionEnd, type InvocationContext } from '../../../machines/invocation.js';
+import { limiterMachine, type LimiterContext } from '../../../machines/limiter.js';
 import { objectKeyMachine, type ObjectKeyContext } from '../../../machines/object-key.js';
 import type { CompletedInvocation, PersistedInvocation } from '../types.js';
 
 export type InvocationSnapshot = SnapshotFrom<typeof invocationMachine>;
 export type ObjectKeySnapshot = SnapshotFrom<typeof objectKeyMachine>;
+export type LimiterSnapshot = SnapshotFrom<typeof limiterMachine>;
 
 export interface PersistedObjectKey {
   v: 1;
   value: string;
   context: ObjectKeyContext;
+}
+
+export interface PersistedLimiter {
+  v: 1;
+  value: string;
+  context: LimiterContext;
 }
 
 /** Record kinds of a partition (store `records`). */
@@ -31,6 +39,8 @@ export const RecordKind = {
   signalDelivery: 'signalDelivery',
   /** Attach commands waiting for their target, in the caller's partition (services/attachments.ts). */
   attachWait: 'attachWait',
+  /** One per scope, in the scope's partition: its slots, waiters and paused queues (kernel/limiters.ts). */
+  limiter: 'limiter',
 } as const;
 
 /** An Attach command that waits for its target: written with the command, removed with its answer. */
@@ -44,9 +54,9 @@ export function attachWaitKey(callerId: string, completionId: number): string {
   return `${callerId}/${completionId}`;
 }
 
-/** The record key of a virtual-object key or workflow id. */
-export function objectRecordKey(service: string, key: string): string {
-  return JSON.stringify([service, key]);
+/** The record key of a virtual-object key or workflow id; a scoped one is another key than the unscoped one. */
+export function objectRecordKey(service: string, key: string, scope?: string): string {
+  return JSON.stringify(scope === undefined ? [service, key] : [service, key, scope]);
 }
 
 class UnreadableRecord extends Error {
@@ -76,6 +86,18 @@ export function readInvocation(raw: unknown): PersistedInvocation {
 
 export function readObjectKey(raw: unknown): PersistedObjectKey {
   return readSnapshot<ObjectKeyContext>('object key', raw);
+}
+
+export function readLimiter(raw: unknown): PersistedLimiter {
+  return readSnapshot<LimiterContext>('limiter', raw);
+}
+
+export function persistLimiter(snapshot: LimiterSnapshot): PersistedLimiter {
+  return { v: 1, value: String(snapshot.value), context: snapshot.context };
+}
+
+export function restoreLimiter(p: PersistedLimiter): LimiterSnapshot {
+  return limiterMachine.resolveState({ value: p.value, context: p.context });
 }
 
 export function persistInvocation(snapshot: InvocationSnapshot): PersistedInvocation {

@@ -1,0 +1,165 @@
+/**
+ * The `limiter` actors (machines/limiter.ts): one per scope, persisted as a record of the
+ * scope's partition, which is also the partition of every invocation of the scope
+ * (kernel/ids.ts). So a slot is given and taken back in the same commit as the invocation
+ * change that causes it (creation, completion), and the store never holds a slot without
+ * its invocation, or a completed invocation still holding one.
+ *
+ * Like the key locks (kernel/object-keys.ts): changes run on the actor's queue, each expects
+ * the record to hold what this actor last read or wrote, and an actor whose commit failed is
+ * dropped and read again. Limiter jobs may wait for a key's queue (a scoped exclusive
+ * invocation takes both), never for an invocation's, so the actors cannot deadlock.
+ * Limiters stay in memory: there is one per scope in use.
+ */
+import { limiterEffects, limiterSteps, type FlowRule, type LimiterContext, type LimiterEvent } from '../../../machines/limiter.js';
+import type { RecordWrite, Store } from '../../store/types.js';
+import { persistLimiter, readLimiter, RecordKind, restoreLimiter, type LimiterSnapshot } from './persisted.js';
+import { SerialQueue } from './serial-queue.js';
+import { SingleFlight } from './single-flight.js';
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** An event as callers give it: the limiter adds the rules in force and the time. */
+export type LimiterRequest = DistributiveOmit<LimiterEvent, 'rules' | 'now'>;
+
+export interface SlotChange {
+  record: RecordWrite;
+  /** Invocations that got a slot by this change. */
+  granted: string[];
+  /** When a rate rule's next token is due, if someone waits for it. */
+  wakeAt?: number;
+}
+
+export interface LimitersDeps {
+  readonly store: Store;
+  /** The enabled rules that may apply to this scope. */
+  rules(scope: string): FlowRule[];
+  now(): number;
+  /** A change committed outside an invocation's commit (a tick, a rule change, a resume) gave slots. */
+  granted(ids: string[]): void;
+  /** Told of the partition of a change whose commit failed, its outcome unknown. */
+  lost(partition: number, err: unknown): void;
+}
+
+export class LimiterActor {
+  private readonly queue = new SerialQueue();
+  private stale = false;
+
+  constructor(
+    readonly scope: string,
+    readonly partition: number,
+    private snapshot: LimiterSnapshot,
+    private stored: unknown,
+    private readonly deps: LimitersDeps,
+    private readonly forget: (actor: LimiterActor, err: unknown) => void,
+  ) {}
+
+  get context(): LimiterContext {
+    return this.snapshot.context;
+  }
+
+  /** Whether this id holds a slot. */
+  holds(id: string): boolean {
+    return this.snapshot.context.running.some((s) => s.invocationId === id);
+  }
+
+  /** Runs `job` after every earlier job of this scope. */
+  run<T>(job: () => Promise<T>): Promise<T> {
+    return this.queue.run(job);
+  }
+
+  /**
+   * Computes a change; `commit` must store `change.record` with the caller's own writes. The
+   * in-memory state moves only once that commit succeeded. Call inside `run`.
+   */
+  async change(request: LimiterRequest, commit: (change: SlotChange) => Promise<void>): Promise<SlotChange> {
+    if (this.stale) throw new Error(`the limiter of scope ${this.scope} must be read again from the store`);
+    const event = { ...request, rules: this.deps.rules(this.scope), now: this.deps.now() } as LimiterEvent;
+    const [next, actions] = limiterSteps.next(this.snapshot, event);
+    const effects = limiterEffects(actions);
+    const wake = effects.flatMap((e) => (e.type === 'wakeAt' ? [e.params.dueAt] : []));
+    const change: SlotChange = {
+      record: { kind: RecordKind.limiter, key: this.scope, value: persistLimiter(next), expect: this.stored },
+      granted: effects.flatMap((e) => (e.type === 'grant' ? [e.params.invocationId] : [])),
+      ...(wake.length > 0 ? { wakeAt: Math.min(...wake) } : {}),
+    };
+    try {
+      await commit(change);
+    } catch (err) {
+      this.stale = true;
+      this.forget(this, err);
+      throw err;
+    }
+    this.snapshot = next;
+    this.stored = change.record.value;
+    return change;
+  }
+}
+
+/** The live limiters, loaded from the store on first use, and the wake-ups of their rate rules. */
+export class Limiters {
+  private readonly actors = new Map<string, LimiterActor>();
+  private readonly loading = new SingleFlight<LimiterActor>();
+  private readonly wakeups = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  private stopped = false;
+
+  constructor(private readonly deps: LimitersDeps) {}
+
+  /** Runs `job` on the scope's limiter, in its queue. A `wakeAt` of a change made in `job` is armed here. */
+  async with<T>(partition: number, scope: string, job: (limiter: LimiterActor) => Promise<T>): Promise<T> {
+    const limiter = await this.get(partition, scope);
+    return limiter.run(() => job(limiter));
+  }
+
+  async get(partition: number, scope: string): Promise<LimiterActor> {
+    const live = this.actors.get(scope);
+    if (live) return live;
+    return this.loading.run(scope, async () => {
+      const stored = await this.deps.store.getRecord(partition, RecordKind.limiter, scope);
+      const snapshot = stored !== undefined ? restoreLimiter(readLimiter(stored)) : limiterSteps.initial({ scope })[0];
+      const actor = new LimiterActor(scope, partition, snapshot, stored ?? null, this.deps, (a, err) => {
+        if (this.actors.get(scope) === a) this.actors.delete(scope);
+        this.deps.lost(partition, err);
+      });
+      this.actors.set(scope, actor);
+      return actor;
+    });
+  }
+
+  /** The limiters in memory (every scope with a waiter is, once recovery asked for its slots). */
+  loaded(): LimiterActor[] {
+    return [...this.actors.values()];
+  }
+
+  /**
+   * A change of the limiter alone (a tick, rules changed, a queue paused or resumed): committed
+   * as the record's own transition; whoever got a slot is told.
+   */
+  async poke(partition: number, scope: string, request: LimiterRequest): Promise<void> {
+    const change = await this.with(partition, scope, (l) => l.change(request, (c) => this.deps.store.commit({ partition, records: [c.record] })));
+    this.settled(partition, scope, change);
+    if (change.granted.length > 0) this.deps.granted(change.granted);
+  }
+
+  /** After any committed change: arm the next token's wake-up. Grants are the caller's to act on. */
+  settled(partition: number, scope: string, change: SlotChange): void {
+    if (change.wakeAt === undefined || this.stopped) return;
+    const armed = this.wakeups.get(scope);
+    if (armed && armed.at <= change.wakeAt) return;
+    if (armed) clearTimeout(armed.timer);
+    const timer = setTimeout(() => {
+      this.wakeups.delete(scope);
+      this.poke(partition, scope, { type: 'tick' }).then(
+        () => undefined,
+        (err: unknown) => this.deps.lost(partition, err),
+      );
+    }, Math.max(0, change.wakeAt - this.deps.now()));
+    timer.unref();
+    this.wakeups.set(scope, { at: change.wakeAt, timer });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const { timer } of this.wakeups.values()) clearTimeout(timer);
+    this.wakeups.clear();
+  }
+}
