@@ -27,6 +27,7 @@ import {
   type LoadedInvocation,
 } from './invocation-rows.js';
 import { journalRows, type CalleeLookup } from './journal-rows.js';
+import { limiterContexts, schedulerRows, userLimitRows, vqueueMetaRows } from './flow-rows.js';
 import { pinnedValues, type QueryPlan, type TableScan } from './plan.js';
 import type { Row } from './result.js';
 
@@ -295,9 +296,15 @@ export function storeRowSource(deps: QuerySources): RowSource {
         return (await reader.invocations(pinnedValues(scan, 'id'))).flatMap(journalEventRows);
       case 'sys_promise':
         return promiseRows(deps);
+      case 'sys_vqueue_meta':
+        return vqueueMetaRows(await limiterContexts(deps.store, deps.config.partitions));
+      case 'sys_scheduler':
+        return schedulerRows(await limiterContexts(deps.store, deps.config.partitions), Date.now());
+      case 'sys_user_limits':
+        return userLimitRows(await limiterContexts(deps.store, deps.config.partitions));
       default:
-        // sys_locks and the vqueue tables: nothing we record fills them; they answer with
-        // their columns and no rows.
+        // sys_locks and the other vqueue tables: nothing we record fills them; they answer
+        // with their columns and no rows.
         return [];
     }
   };
