@@ -182,7 +182,6 @@ export class Runtime {
       else if (e.type === 'respond') this.invocations.completed(actor);
     }
     for (const id of done.granted) this.grants.granted(id);
-    this.slots.granted(done.slots);
     if (WAITING.has(done.to)) this.actors.retire(actor);
   }
 

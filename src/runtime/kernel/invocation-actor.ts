@@ -57,8 +57,6 @@ export interface Committed {
   outbox: OutboxMessage[];
   /** Invocations (or state mutations) that got the key's lock this invocation released. */
   granted: string[];
-  /** Invocations that got the scope's slot this invocation gave back. */
-  slots: string[];
 }
 
 /** What an actor needs from the runtime around it; the runtime (runtime.ts) provides it. */
@@ -259,7 +257,7 @@ export class InvocationActor {
     };
     const from = this.stored ? String(this.snapshot.value) : undefined;
     const next = effects.some((e) => e.type === 'startAttempt') ? this.ports.newAttempt(this, snapshot.context) : undefined;
-    let granted: { locks: string[]; slots: string[] };
+    let granted: string[];
     try {
       granted = await this.persist(tx, snapshot.context, effects);
     } catch (err) {
@@ -276,14 +274,15 @@ export class InvocationActor {
       this.failuresSinceGrowth = 0;
       this.lastGrowthAt = this.ports.now();
     }
-    this.settle({ from, to: String(snapshot.value), effects, timers: tx.timersAdd ?? [], outbox: tx.outboxAdd ?? [], granted: granted.locks, slots: granted.slots }, next);
+    this.settle({ from, to: String(snapshot.value), effects, timers: tx.timersAdd ?? [], outbox: tx.outboxAdd ?? [], granted }, next);
   }
 
   /**
    * Commits; an invocation that completes gives its scope's slot back and (exclusive) passes
    * its key's lock on, all in the same commit. The limiter is taken before the lock, always.
+   * Answers who got the lock; the limiter tells who got the slot (kernel/limiters.ts `settled`).
    */
-  private async persist(tx: Transition, context: InvocationContext, effects: InvocationEffect[]): Promise<{ locks: string[]; slots: string[] }> {
+  private async persist(tx: Transition, context: InvocationContext, effects: InvocationEffect[]): Promise<string[]> {
     const releases = effects.some((e) => e.type === 'releaseLock');
     const { target, exclusive, gated } = context;
     const withLock = async (t: Transition): Promise<string[]> => {
@@ -300,7 +299,7 @@ export class InvocationActor {
       );
       return change.granted;
     };
-    if (!releases || gated !== true || target.scope === undefined) return { locks: await withLock(tx), slots: [] };
+    if (!releases || gated !== true || target.scope === undefined) return withLock(tx);
     let locks: string[] = [];
     const scope = target.scope;
     const slot = await this.ports.limiters.with(this.partition, scope, (limiter) =>
@@ -309,7 +308,7 @@ export class InvocationActor {
       }),
     );
     this.ports.limiters.settled(this.partition, scope, slot);
-    return { locks, slots: slot.granted };
+    return locks;
   }
 
   private settle(done: Committed, next: AttemptHandle | undefined): void {

@@ -137,11 +137,16 @@ export class Limiters {
   async poke(partition: number, scope: string, request: LimiterRequest): Promise<void> {
     const change = await this.with(partition, scope, (l) => l.change(request, (c) => this.deps.store.commit({ partition, records: [c.record] })));
     this.settled(partition, scope, change);
-    if (change.granted.length > 0) this.deps.granted(change.granted);
   }
 
-  /** After any committed change: arm the next token's wake-up. Grants are the caller's to act on. */
-  settled(partition: number, scope: string, change: SlotChange): void {
+  /**
+   * After any committed change: whoever got a slot is told (but `requester`, whose caller acts
+   * on its own grant), and the next token's wake-up is armed. A change made for one
+   * invocation may admit others too (time passed for a token, a rule was raised).
+   */
+  settled(partition: number, scope: string, change: SlotChange, requester?: string): void {
+    const others = change.granted.filter((id) => id !== requester);
+    if (others.length > 0) this.deps.granted(others);
     if (change.wakeAt === undefined || this.stopped) return;
     const armed = this.wakeups.get(scope);
     if (armed && armed.at <= change.wakeAt) return;

@@ -140,7 +140,7 @@ export class Invocations {
         if (created.status !== 'completed') this.deps.actors.add(created);
       }),
     );
-    this.deps.limiters.settled(partition, scope!, change);
+    this.deps.limiters.settled(partition, scope!, change, input.id);
     return created!;
   }
 

@@ -68,9 +68,7 @@ export class SlotGrants {
       if (!limiter.holds(actor.id)) {
         const request = { type: 'acquire' as const, invocationId: actor.id, vqueue: { id: vqueueId!, service, ...(lockName ? { lockName } : {}) }, ...(limitKey !== undefined ? { limitKey } : {}) };
         const change = await limiter.change(request, (c) => this.deps.store.commit({ partition: actor.partition, records: [c.record] }));
-        this.deps.limiters.settled(actor.partition, scope!, change);
-        // A change made for one may admit others too (a rule raised meanwhile).
-        this.granted(change.granted.filter((id) => id !== actor.id));
+        this.deps.limiters.settled(actor.partition, scope!, change, actor.id);
       }
       return limiter.holds(actor.id);
     });
