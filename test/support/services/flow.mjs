@@ -38,4 +38,15 @@ const flowWf = restate.workflow({
   },
 });
 
-serve(restate.endpoint().bind(flow).bind(flowWf), { counts });
+const flowObj = restate.object({
+  name: 'FlowObj',
+  handlers: {
+    add: async (ctx, n) => {
+      const next = ((await ctx.get('count')) ?? 0) + n;
+      ctx.set('count', next);
+      return next;
+    },
+  },
+});
+
+serve(restate.endpoint().bind(flow).bind(flowWf).bind(flowObj), { counts });
