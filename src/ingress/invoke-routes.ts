@@ -37,7 +37,9 @@ function resolveTarget(deps: IngressDeps, segments: string[], badPath: string, s
     );
   }
   if (!resolved.public) throw new IngressError(400, 'the invoked service is not public');
-  if (scope !== undefined && meta.ty === 'VirtualObject') throw new IngressError(400, 'scope is not supported for Virtual Object targets');
+  if (scope !== undefined && meta.ty === 'VirtualObject' && !deps.config.enableScopedVirtualObjects) {
+    throw new IngressError(400, 'scope is not supported for Virtual Object targets');
+  }
   const target: Target = { service, handler: handlerName, serviceTy: meta.ty, ...(keyed ? { key: segments[1]! } : {}), ...(scope !== undefined ? { scope } : {}) };
   return { target, resolved };
 }

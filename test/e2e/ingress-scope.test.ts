@@ -7,17 +7,19 @@
 import anyTest, { type TestFn } from 'ava';
 import { sqlRows, startStack, type Stack } from '../support/stack.js';
 
-const test = anyTest as TestFn<{ on: Stack; off: Stack }>;
+const test = anyTest as TestFn<{ on: Stack; off: Stack; objects: Stack }>;
 
+const VQUEUES = { REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES: 'true' };
 test.before(async (t) => {
-  const [on, off] = await Promise.all([
-    startStack('embedded', { serviceFile: 'flow.mjs', env: { REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES: 'true' } }),
+  const [on, off, objects] = await Promise.all([
+    startStack('embedded', { serviceFile: 'flow.mjs', env: VQUEUES }),
     startStack('embedded', { serviceFile: 'flow.mjs' }),
+    startStack('embedded', { serviceFile: 'flow.mjs', env: { ...VQUEUES, REDSTATE_EXPERIMENTAL_ENABLE_SCOPED_VIRTUAL_OBJECTS: 'true' } }),
   ]);
-  t.context = { on: on!, off: off! };
+  t.context = { on: on!, off: off!, objects: objects! };
 });
 test.after.always(async (t) => {
-  await Promise.all([t.context.on?.stop(), t.context.off?.stop()]);
+  await Promise.all([t.context.on?.stop(), t.context.off?.stop(), t.context.objects?.stop()]);
 });
 
 const BAD_PATH =
@@ -130,4 +132,32 @@ test('a workflow id and an idempotency key are one per scope; target bodies name
   t.not(plain.headers['x-restate-id'], first.headers['x-restate-id']);
   t.is(await lookup({ target: 'idempotentInvocation', service: 'Flow', handler: 'work', idempotencyKey: 'sk1', scope: 'sc1' }), String(first.headers['x-restate-id']));
   t.is(await lookup({ target: 'idempotentInvocation', service: 'Flow', handler: 'work', idempotencyKey: 'sk1' }), String(plain.headers['x-restate-id']));
+});
+
+test('with scoped virtual objects, state and lock are per (scope, key); admin state takes a scope', async (t) => {
+  const stack = t.context.objects;
+  const add = async (path: string, n: number) => {
+    const res = await post(stack, { path, body: String(n) });
+    t.is(res.statusCode, 200, res.body);
+    return res.body;
+  };
+  t.is(await add('restate/scope/sc1/call/FlowObj/k1/add', 5), '5');
+  t.is(await add('restate/scope/sc2/call/FlowObj/k1/add', 7), '7');
+  t.is(await add('restate/call/FlowObj/k1/add', 1), '1');
+  t.is(await add('restate/scope/sc1/call/FlowObj/k1/add', 0), '5');
+  const rows = await sqlRows(stack.admin, "select scope, service_key, value_utf8 from state where service_name = 'FlowObj' order by scope nulls first");
+  t.deepEqual(rows, [
+    { service_key: 'k1', value_utf8: '1' },
+    { scope: 'sc1', service_key: 'k1', value_utf8: '5' },
+    { scope: 'sc2', service_key: 'k1', value_utf8: '7' },
+  ]);
+  const set = await stack.admin.post('services/FlowObj/state', { json: { object_key: 'k1', scope: 'sc2', new_state: { count: [...Buffer.from('99')] } } });
+  t.is(set.statusCode, 202, set.body);
+  t.is(await add('restate/scope/sc2/call/FlowObj/k1/add', 0), '99');
+  t.is(await add('restate/call/FlowObj/k1/add', 0), '1');
+  // Without the feature, the admin API refuses a scope.
+  const refused = await t.context.on.admin.post('services/FlowObj/state', { json: { object_key: 'k1', scope: 'sc2', new_state: {} } });
+  t.is(refused.statusCode, 400);
+  const meta = JSON.parse((await stack.admin.get('version')).body) as { features: Record<string, boolean> };
+  t.like(meta.features, { vqueues: true, scoped_virtual_objects: true });
 });
