@@ -16,15 +16,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { option, sleep, waitHttp } from './bench-common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SHARED_BENCH = path.resolve(ROOT, '../shared/bench');
 const WORK = path.join(os.tmpdir(), 'redstate-bench');
 const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : def;
-};
+const opt = (name, def) => option(args, name, def);
 const store = opt('store', 'embedded');
 const repeat = opt('repeat', '3');
 const only = opt('only', '');
@@ -33,17 +31,6 @@ const alternate = Number(opt('alternate', '1'));
 const runArgs = ['--repeat', repeat, ...(only ? ['--only', only] : [])];
 
 const sh = (cmd, argv, o = {}) => execFileSync(cmd, argv, { stdio: 'inherit', ...o });
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function waitHttp(url) {
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {}
-    await sleep(100);
-  }
-  throw new Error(`${url} did not come up`);
-}
 
 function prepare() {
   if (!fs.existsSync(path.join(WORK, 'node_modules/@restatedev/restate-server-linux-x64'))) {

@@ -5,15 +5,16 @@
  * change that causes it (creation, completion), and the store never holds a slot without
  * its invocation, or a completed invocation still holding one.
  *
- * Like the key locks (kernel/object-keys.ts): changes run on the actor's queue, each expects
- * the record to hold what this actor last read or wrote, and an actor whose commit failed is
- * dropped and read again. Limiter jobs may wait for a key's queue (a scoped exclusive
+ * Like the key locks (kernel/object-keys.ts): changes run on the actor's queue and are
+ * committed as kernel/record-actor.ts says; an actor whose commit failed is dropped and read
+ * again. Limiter jobs may wait for a key's queue (a scoped exclusive
  * invocation takes both), never for an invocation's, so the actors cannot deadlock.
  * Limiters stay in memory: there is one per scope in use.
  */
 import { limiterEffects, limiterSteps, type FlowRule, type LimiterContext, type LimiterEvent } from '../../../machines/limiter.js';
 import type { RecordWrite, Store } from '../../store/types.js';
 import { persistLimiter, readLimiter, RecordKind, restoreLimiter, type LimiterSnapshot } from './persisted.js';
+import { RecordActor } from './record-actor.js';
 import { SerialQueue } from './serial-queue.js';
 import { SingleFlight } from './single-flight.js';
 
@@ -40,18 +41,27 @@ export interface LimitersDeps {
   lost(partition: number, err: unknown): void;
 }
 
-export class LimiterActor {
+export class LimiterActor extends RecordActor<LimiterSnapshot, SlotChange> {
   private readonly queue = new SerialQueue();
-  private stale = false;
 
   constructor(
     readonly scope: string,
     readonly partition: number,
-    private snapshot: LimiterSnapshot,
-    private stored: unknown,
+    snapshot: LimiterSnapshot,
+    stored: unknown,
     private readonly deps: LimitersDeps,
     private readonly forget: (actor: LimiterActor, err: unknown) => void,
-  ) {}
+  ) {
+    super(snapshot, stored);
+  }
+
+  protected get name(): string {
+    return `the limiter of scope ${this.scope}`;
+  }
+
+  protected lost(err: unknown): void {
+    this.forget(this, err);
+  }
 
   get context(): LimiterContext {
     return this.snapshot.context;
@@ -72,7 +82,7 @@ export class LimiterActor {
    * in-memory state moves only once that commit succeeded. Call inside `run`.
    */
   async change(request: LimiterRequest, commit: (change: SlotChange) => Promise<void>): Promise<SlotChange> {
-    if (this.stale) throw new Error(`the limiter of scope ${this.scope} must be read again from the store`);
+    this.checkFresh();
     const event = { ...request, rules: this.deps.rules(this.scope), now: this.deps.now() } as LimiterEvent;
     const [next, actions] = limiterSteps.next(this.snapshot, event);
     const effects = limiterEffects(actions);
@@ -82,16 +92,7 @@ export class LimiterActor {
       granted: effects.flatMap((e) => (e.type === 'grant' ? [e.params.invocationId] : [])),
       ...(wake.length > 0 ? { wakeAt: Math.min(...wake) } : {}),
     };
-    try {
-      await commit(change);
-    } catch (err) {
-      this.stale = true;
-      this.forget(this, err);
-      throw err;
-    }
-    this.snapshot = next;
-    this.stored = change.record.value;
-    return change;
+    return this.apply(next, change, commit);
   }
 }
 
