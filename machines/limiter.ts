@@ -101,57 +101,92 @@ export function matchingBuckets(rules: FlowRule[], scope: string, limitKey: stri
 const refill = (bucket: { tokens: number; at: number } | undefined, rate: number, now: number): number =>
   bucket === undefined ? 1 : Math.min(1, bucket.tokens + ((now - bucket.at) * rate) / 1000);
 
+type BucketsOf = (limitKey: string | undefined) => Array<{ rule: FlowRule; bucket: string }>;
+
+/** `matchingBuckets` of this context's rules, computed once per limit key (waiters share few keys). */
+function bucketsOf(context: LimiterContext): BucketsOf {
+  const memo = new Map<string, Array<{ rule: FlowRule; bucket: string }>>();
+  return (limitKey) => {
+    const k = limitKey ?? '';
+    let found = memo.get(k);
+    if (!found) {
+      found = matchingBuckets(context.rules, context.scope, limitKey);
+      memo.set(k, found);
+    }
+    return found;
+  };
+}
+
+/** How many slots each bucket's holders take. */
+function usage(context: LimiterContext, buckets: BucketsOf): Map<string, number> {
+  const used = new Map<string, number>();
+  for (const r of context.running) for (const { bucket } of buckets(r.limitKey)) used.set(bucket, (used.get(bucket) ?? 0) + 1);
+  return used;
+}
+
+function reason(context: LimiterContext, slot: Slot, now: number, buckets: BucketsOf, used: Map<string, number>): BlockedOn | undefined {
+  if (context.paused.includes(slot.vqueue)) return 'vqueue-paused';
+  const mine = buckets(slot.limitKey);
+  for (const { rule, bucket } of mine) {
+    if (rule.concurrency !== undefined && (used.get(bucket) ?? 0) >= rule.concurrency) return 'limit-key-concurrency';
+  }
+  for (const { rule, bucket } of mine) {
+    if (rule.rate !== undefined && refill(context.tokens[bucket], rule.rate, now) < 1) return 'limit-key-throttling';
+  }
+  return undefined;
+}
+
+/** What keeps a waiter from running, given the current holders and tokens; undefined: it may run. */
+export function blockedOn(context: LimiterContext, slot: Slot, now: number): BlockedOn | undefined {
+  const buckets = bucketsOf(context);
+  return reason(context, slot, now, buckets, usage(context, buckets));
+}
+
 interface Admission {
   context: LimiterContext;
   granted: string[];
   wakeAt?: number;
 }
 
-/** What keeps a waiter from running, given the current holders and tokens; undefined: it may run. */
-export function blockedOn(context: LimiterContext, slot: Slot, now: number): BlockedOn | undefined {
-  if (context.paused.includes(slot.vqueue)) return 'vqueue-paused';
-  const buckets = matchingBuckets(context.rules, context.scope, slot.limitKey);
-  for (const { rule, bucket } of buckets) {
-    if (rule.concurrency === undefined) continue;
-    const holders = context.running.filter((r) => matchingBuckets([rule], context.scope, r.limitKey).some((b) => b.bucket === bucket)).length;
-    if (holders >= rule.concurrency) return 'limit-key-concurrency';
-  }
-  for (const { rule, bucket } of buckets) {
-    if (rule.rate !== undefined && refill(context.tokens[bucket], rule.rate, now) < 1) return 'limit-key-throttling';
-  }
-  return undefined;
-}
-
 /** Admits waiters in arrival order while they fit; a waiter that does not fit leaves the order of the others alone. */
 function admit(from: LimiterContext, now: number): Admission {
-  let context = from;
-  const granted: string[] = [];
+  if (from.waiting.length === 0) return { context: from, granted: [] };
+  const buckets = bucketsOf(from);
+  const used = usage(from, buckets);
+  const tokens = { ...from.tokens };
+  const view = { ...from, tokens };
+  const admitted: Slot[] = [];
+  const waiting: Slot[] = [];
+  const started = new Set<string>();
   let wakeAt: number | undefined;
   for (const slot of from.waiting) {
-    const blocked = blockedOn(context, slot, now);
+    const blocked = reason(view, slot, now, buckets, used);
     if (blocked === 'limit-key-throttling') {
-      for (const { rule, bucket } of matchingBuckets(context.rules, context.scope, slot.limitKey)) {
+      for (const { rule, bucket } of buckets(slot.limitKey)) {
         if (rule.rate === undefined) continue;
-        const missing = 1 - refill(context.tokens[bucket], rule.rate, now);
+        const missing = 1 - refill(tokens[bucket], rule.rate, now);
         if (missing > 0) wakeAt = Math.min(wakeAt ?? Infinity, now + Math.ceil((missing * 1000) / rule.rate));
       }
     }
-    if (blocked) continue;
-    const tokens = { ...context.tokens };
-    for (const { rule, bucket } of matchingBuckets(context.rules, context.scope, slot.limitKey)) {
+    if (blocked) {
+      waiting.push(slot);
+      continue;
+    }
+    for (const { rule, bucket } of buckets(slot.limitKey)) {
+      used.set(bucket, (used.get(bucket) ?? 0) + 1);
       if (rule.rate !== undefined) tokens[bucket] = { tokens: refill(tokens[bucket], rule.rate, now) - 1, at: now };
     }
-    const meta = context.vqueues[slot.vqueue];
-    context = {
-      ...context,
-      tokens,
-      running: [...context.running, { ...slot, at: now }],
-      waiting: context.waiting.filter((w) => w.invocationId !== slot.invocationId),
-      ...(meta ? { vqueues: { ...context.vqueues, [slot.vqueue]: { ...meta, lastStartAt: now } } } : {}),
-    };
-    granted.push(slot.invocationId);
+    admitted.push({ ...slot, at: now });
+    started.add(slot.vqueue);
   }
-  return { context, granted, ...(wakeAt !== undefined ? { wakeAt } : {}) };
+  if (admitted.length === 0) return { context: from, granted: [], ...(wakeAt !== undefined ? { wakeAt } : {}) };
+  const vqueues = { ...from.vqueues };
+  for (const id of started) if (vqueues[id]) vqueues[id] = { ...vqueues[id], lastStartAt: now };
+  return {
+    context: { ...from, tokens, vqueues, running: [...from.running, ...admitted], waiting },
+    granted: admitted.map((s) => s.invocationId),
+    ...(wakeAt !== undefined ? { wakeAt } : {}),
+  };
 }
 
 function applied(context: LimiterContext, event: LimiterEvent): LimiterContext {

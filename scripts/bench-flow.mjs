@@ -74,7 +74,8 @@ async function startOurs(dir) {
     await sleep(500);
     env.REDSTATE_REDIS_URL = 'redis://127.0.0.1:36379';
   }
-  const proc = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const proc = spawn(process.execPath, [...profile, path.join(ROOT, 'dist/src/main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   await waitHttp('http://127.0.0.1:39170/health');
   return { proc, ingress: 'http://127.0.0.1:38180', admin: 'http://127.0.0.1:39170', redis };
 }

@@ -6,17 +6,15 @@
  */
 import { blockedOn, matchingBuckets, type LimiterContext } from '../../machines/limiter.js';
 import { partitionKeyOf } from '../protocol/ids.js';
-import { readLimiter, RecordKind } from '../runtime/kernel/persisted.js';
+import { loadLimiter } from '../runtime/kernel/limiters.js';
+import { RecordKind } from '../runtime/kernel/persisted.js';
 import type { Store } from '../store/types.js';
 import type { Row } from './result.js';
 
 export async function limiterContexts(store: Store, partitions: number): Promise<LimiterContext[]> {
   const out: LimiterContext[] = [];
   for (let p = 0; p < partitions; p++) {
-    for (const scope of await store.listRecords(p, RecordKind.limiter)) {
-      const raw = await store.getRecord(p, RecordKind.limiter, scope);
-      if (raw !== undefined) out.push(readLimiter(raw).context);
-    }
+    for (const scope of await store.listRecords(p, RecordKind.limiter)) out.push((await loadLimiter(store, p, scope)).snapshot.context);
   }
   return out;
 }

@@ -20,7 +20,7 @@ import type { JournalEntry, OutboxMessage, Store, Timer, Transition } from '../.
 import type { PersistedInvocation } from '../types.js';
 import { isSatisfied } from './awaiting.js';
 import { JournalView } from './journal.js';
-import type { Limiters } from './limiters.js';
+import { slotRecords, type Limiters } from './limiters.js';
 import type { ObjectLocks } from './object-keys.js';
 import { restoreInvocation, type InvocationSnapshot } from './persisted.js';
 import { transitionOf, type ExtraWrites } from './plan.js';
@@ -302,10 +302,15 @@ export class InvocationActor {
     if (!releases || gated !== true || target.scope === undefined) return withLock(tx);
     let locks: string[] = [];
     const scope = target.scope;
-    const slot = await this.ports.limiters.with(this.partition, scope, (limiter) =>
-      limiter.change({ type: 'release', invocationId: this.id }, async (c) => {
-        locks = await withLock({ ...tx, records: [...(tx.records ?? []), c.record] });
-      }),
+    // Urgent: the slot given back lets a waiter run; new invocations asking for one can wait.
+    const slot = await this.ports.limiters.with(
+      this.partition,
+      scope,
+      (limiter) =>
+        limiter.change({ type: 'release', invocationId: this.id }, async (c) => {
+          locks = await withLock({ ...tx, records: [...(tx.records ?? []), ...slotRecords(c)] });
+        }),
+      true,
     );
     this.ports.limiters.settled(this.partition, scope, slot);
     return locks;

@@ -13,9 +13,18 @@
  */
 import { limiterEffects, limiterSteps, type FlowRule, type LimiterContext, type LimiterEvent } from '../../../machines/limiter.js';
 import type { RecordWrite, Store } from '../../store/types.js';
-import { persistLimiter, readLimiter, RecordKind, restoreLimiter, type LimiterSnapshot } from './persisted.js';
+import {
+  isWaiterOf,
+  limiterWaiterKey,
+  persistLimiter,
+  readLimiter,
+  RecordKind,
+  restoreLimiter,
+  type LimiterSnapshot,
+  type PersistedWaiter,
+} from './persisted.js';
 import { RecordActor } from './record-actor.js';
-import { SerialQueue } from './serial-queue.js';
+import { PriorityQueue } from './serial-queue.js';
 import { SingleFlight } from './single-flight.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -23,7 +32,9 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 export type LimiterRequest = DistributiveOmit<LimiterEvent, 'rules' | 'now'>;
 
 export interface SlotChange {
+  /** The head record (compare-and-set); `waiters` adds and removes the waiter records. */
   record: RecordWrite;
+  waiters: RecordWrite[];
   /** Invocations that got a slot by this change. */
   granted: string[];
   /** When a rate rule's next token is due, if someone waits for it. */
@@ -42,13 +53,14 @@ export interface LimitersDeps {
 }
 
 export class LimiterActor extends RecordActor<LimiterSnapshot, SlotChange> {
-  private readonly queue = new SerialQueue();
+  private readonly queue = new PriorityQueue();
 
   constructor(
     readonly scope: string,
     readonly partition: number,
     snapshot: LimiterSnapshot,
     stored: unknown,
+    private nextSeq: number,
     private readonly deps: LimitersDeps,
     private readonly forget: (actor: LimiterActor, err: unknown) => void,
   ) {
@@ -72,9 +84,9 @@ export class LimiterActor extends RecordActor<LimiterSnapshot, SlotChange> {
     return this.snapshot.context.running.some((s) => s.invocationId === id);
   }
 
-  /** Runs `job` after every earlier job of this scope. */
-  run<T>(job: () => Promise<T>): Promise<T> {
-    return this.queue.run(job);
+  /** Runs `job` after the one running; an `urgent` one before the ordinary ones still waiting. */
+  run<T>(job: () => Promise<T>, urgent = false): Promise<T> {
+    return this.queue.run(job, urgent);
   }
 
   /**
@@ -87,13 +99,40 @@ export class LimiterActor extends RecordActor<LimiterSnapshot, SlotChange> {
     const [next, actions] = limiterSteps.next(this.snapshot, event);
     const effects = limiterEffects(actions);
     const wake = effects.flatMap((e) => (e.type === 'wakeAt' ? [e.params.dueAt] : []));
+    const before = new Set(this.snapshot.context.waiting.map((w) => w.invocationId));
+    const after = new Set(next.context.waiting.map((w) => w.invocationId));
+    let seq = this.nextSeq;
+    const waiters: RecordWrite[] = [
+      ...next.context.waiting
+        .filter((w) => !before.has(w.invocationId))
+        .map((slot): RecordWrite => ({ kind: RecordKind.limiterWaiter, key: limiterWaiterKey(this.scope, slot.invocationId), value: { seq: seq++, slot } satisfies PersistedWaiter })),
+      ...[...before]
+        .filter((id) => !after.has(id))
+        .map((id): RecordWrite => ({ kind: RecordKind.limiterWaiter, key: limiterWaiterKey(this.scope, id), value: null })),
+    ];
     const change: SlotChange = {
-      record: { kind: RecordKind.limiter, key: this.scope, value: persistLimiter(next), expect: this.stored },
+      record: { kind: RecordKind.limiter, key: this.scope, value: persistLimiter(next, seq), expect: this.stored },
+      waiters,
       granted: effects.flatMap((e) => (e.type === 'grant' ? [e.params.invocationId] : [])),
       ...(wake.length > 0 ? { wakeAt: Math.min(...wake) } : {}),
     };
-    return this.apply(next, change, commit);
+    const done = await this.apply(next, change, commit);
+    this.nextSeq = seq;
+    return done;
   }
+}
+
+/** The records a change writes: the head and the waiters that came or went. */
+export const slotRecords = (c: SlotChange): RecordWrite[] => [c.record, ...c.waiters];
+
+/** A scope's limiter as stored (a fresh one when there is none): its snapshot, the head record as stored, the next waiter number. */
+export async function loadLimiter(store: Store, partition: number, scope: string): Promise<{ snapshot: LimiterSnapshot; stored: unknown; nextSeq: number }> {
+  const raw = await store.getRecord(partition, RecordKind.limiter, scope);
+  if (raw === undefined) return { snapshot: limiterSteps.initial({ scope })[0], stored: null, nextSeq: 0 };
+  const head = readLimiter(raw);
+  const keys = (await store.listRecords(partition, RecordKind.limiterWaiter)).filter((k) => isWaiterOf(scope, k));
+  const waiters = (await Promise.all(keys.map((k) => store.getRecord(partition, RecordKind.limiterWaiter, k)))).filter((w): w is PersistedWaiter => w !== undefined);
+  return { snapshot: restoreLimiter(head, waiters), stored: raw, nextSeq: head.nextSeq };
 }
 
 /** The live limiters, loaded from the store on first use, and the wake-ups of their rate rules. */
@@ -105,19 +144,18 @@ export class Limiters {
 
   constructor(private readonly deps: LimitersDeps) {}
 
-  /** Runs `job` on the scope's limiter, in its queue. A `wakeAt` of a change made in `job` is armed here. */
-  async with<T>(partition: number, scope: string, job: (limiter: LimiterActor) => Promise<T>): Promise<T> {
+  /** Runs `job` on the scope's limiter, in its queue (`urgent`: before the ordinary jobs still waiting). */
+  async with<T>(partition: number, scope: string, job: (limiter: LimiterActor) => Promise<T>, urgent = false): Promise<T> {
     const limiter = await this.get(partition, scope);
-    return limiter.run(() => job(limiter));
+    return limiter.run(() => job(limiter), urgent);
   }
 
   async get(partition: number, scope: string): Promise<LimiterActor> {
     const live = this.actors.get(scope);
     if (live) return live;
     return this.loading.run(scope, async () => {
-      const stored = await this.deps.store.getRecord(partition, RecordKind.limiter, scope);
-      const snapshot = stored !== undefined ? restoreLimiter(readLimiter(stored)) : limiterSteps.initial({ scope })[0];
-      const actor = new LimiterActor(scope, partition, snapshot, stored ?? null, this.deps, (a, err) => {
+      const { snapshot, stored, nextSeq } = await loadLimiter(this.deps.store, partition, scope);
+      const actor = new LimiterActor(scope, partition, snapshot, stored, nextSeq, this.deps, (a, err) => {
         if (this.actors.get(scope) === a) this.actors.delete(scope);
         this.deps.lost(partition, err);
       });
@@ -136,7 +174,7 @@ export class Limiters {
    * as the record's own transition; whoever got a slot is told.
    */
   async poke(partition: number, scope: string, request: LimiterRequest): Promise<void> {
-    const change = await this.with(partition, scope, (l) => l.change(request, (c) => this.deps.store.commit({ partition, records: [c.record] })));
+    const change = await this.with(partition, scope, (l) => l.change(request, (c) => this.deps.store.commit({ partition, records: slotRecords(c) })));
     this.settled(partition, scope, change);
   }
 

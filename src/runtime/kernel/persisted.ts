@@ -21,10 +21,21 @@ export interface PersistedObjectKey {
   context: ObjectKeyContext;
 }
 
+/**
+ * A scope's limiter is stored as this head record plus one `limiterWaiter` record per waiting
+ * invocation, so a change writes what changed rather than the whole queue. `context.waiting`
+ * is stored empty; `nextSeq` numbers the waiters in arrival order.
+ */
 export interface PersistedLimiter {
   v: 1;
   value: string;
   context: LimiterContext;
+  nextSeq: number;
+}
+
+export interface PersistedWaiter {
+  seq: number;
+  slot: LimiterContext['waiting'][number];
 }
 
 /** Record kinds of a partition (store `records`). */
@@ -39,8 +50,10 @@ export const RecordKind = {
   signalDelivery: 'signalDelivery',
   /** Attach commands waiting for their target, in the caller's partition (services/attachments.ts). */
   attachWait: 'attachWait',
-  /** One per scope, in the scope's partition: its slots, waiters and paused queues (kernel/limiters.ts). */
+  /** One per scope, in the scope's partition: its slots and paused queues (kernel/limiters.ts). */
   limiter: 'limiter',
+  /** One per invocation waiting for its scope's slot, key `limiterWaiterKey` (kernel/limiters.ts). */
+  limiterWaiter: 'limiterWaiter',
 } as const;
 
 /** An Attach command that waits for its target: written with the command, removed with its answer. */
@@ -88,16 +101,29 @@ export function readObjectKey(raw: unknown): PersistedObjectKey {
   return readSnapshot<ObjectKeyContext>('object key', raw);
 }
 
+export function limiterWaiterKey(scope: string, invocationId: string): string {
+  return JSON.stringify([scope, invocationId]);
+}
+
+/** Whether a `limiterWaiter` record key belongs to this scope. */
+export function isWaiterOf(scope: string, key: string): boolean {
+  return key.startsWith(`${JSON.stringify([scope]).slice(0, -1)},`);
+}
+
 export function readLimiter(raw: unknown): PersistedLimiter {
-  return readSnapshot<LimiterContext>('limiter', raw);
+  const snapshot = readSnapshot<LimiterContext>('limiter', raw);
+  const nextSeq = (raw as { nextSeq?: unknown }).nextSeq;
+  return { ...snapshot, nextSeq: typeof nextSeq === 'number' ? nextSeq : 0 };
 }
 
-export function persistLimiter(snapshot: LimiterSnapshot): PersistedLimiter {
-  return { v: 1, value: String(snapshot.value), context: snapshot.context };
+export function persistLimiter(snapshot: LimiterSnapshot, nextSeq: number): PersistedLimiter {
+  return { v: 1, value: String(snapshot.value), context: { ...snapshot.context, waiting: [] }, nextSeq };
 }
 
-export function restoreLimiter(p: PersistedLimiter): LimiterSnapshot {
-  return limiterMachine.resolveState({ value: p.value, context: p.context });
+/** The head record and the scope's waiter records, the waiters in arrival order. */
+export function restoreLimiter(p: PersistedLimiter, waiters: PersistedWaiter[]): LimiterSnapshot {
+  const waiting = [...waiters].sort((a, b) => a.seq - b.seq).map((w) => w.slot);
+  return limiterMachine.resolveState({ value: p.value, context: { ...p.context, waiting } });
 }
 
 export function persistInvocation(snapshot: InvocationSnapshot): PersistedInvocation {

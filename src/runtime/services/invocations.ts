@@ -10,7 +10,7 @@ import { vqueueIdOf } from '../../registry/resource-id.js';
 import type { EffectiveHandler } from '../../registry/types.js';
 import type { JournalEntry, RecordWrite } from '../../store/types.js';
 import { InvocationActor, type ActorPorts } from '../kernel/invocation-actor.js';
-import type { Limiters } from '../kernel/limiters.js';
+import { slotRecords, type Limiters } from '../kernel/limiters.js';
 import type { ObjectLocks } from '../kernel/object-keys.js';
 import { completedOf } from '../kernel/persisted.js';
 import { KeyedSerialQueue } from '../kernel/serial-queue.js';
@@ -135,8 +135,8 @@ export class Invocations {
         const slotHeld = c.granted.includes(input.id);
         created =
           slotHeld && input.exclusive
-            ? await this.createHoldingLock(partition, { ...input, slotHeld }, entries, [c.record])
-            : await InvocationActor.create(this.deps.ports, partition, { ...input, slotHeld }, entries, { records: [c.record] });
+            ? await this.createHoldingLock(partition, { ...input, slotHeld }, entries, slotRecords(c))
+            : await InvocationActor.create(this.deps.ports, partition, { ...input, slotHeld }, entries, { records: slotRecords(c) });
         if (created.status !== 'completed') this.deps.actors.add(created);
       }),
     );

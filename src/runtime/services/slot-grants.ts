@@ -5,7 +5,7 @@
  * on the limiters: rules changed, a virtual queue paused or resumed.
  */
 import type { InvocationActor } from '../kernel/invocation-actor.js';
-import type { Limiters } from '../kernel/limiters.js';
+import { slotRecords, type Limiters } from '../kernel/limiters.js';
 import type { Store } from '../../store/types.js';
 import { RecordKind, readLimiter } from '../kernel/persisted.js';
 import type { ActorCache } from './actors.js';
@@ -67,7 +67,7 @@ export class SlotGrants {
     const holds = await this.deps.limiters.with(actor.partition, scope!, async (limiter) => {
       if (!limiter.holds(actor.id)) {
         const request = { type: 'acquire' as const, invocationId: actor.id, vqueue: { id: vqueueId!, service, ...(lockName ? { lockName } : {}) }, ...(limitKey !== undefined ? { limitKey } : {}) };
-        const change = await limiter.change(request, (c) => this.deps.store.commit({ partition: actor.partition, records: [c.record] }));
+        const change = await limiter.change(request, (c) => this.deps.store.commit({ partition: actor.partition, records: slotRecords(c) }));
         this.deps.limiters.settled(actor.partition, scope!, change, actor.id);
       }
       return limiter.holds(actor.id);
