@@ -98,7 +98,7 @@ export interface InvocationInput {
    */
   gated?: boolean;
   vqueueId?: string;
-  /** Holds a slot of its scope's limiter (granted in the creating commit, or later by `slotGranted`). */
+  /** Holds a slot of its scope's limiter (given after its creation: `slotGranted`). */
   slotHeld?: boolean;
   now: number;
 }
@@ -238,7 +238,7 @@ export const invocationMachine = setup({
     created: {
       always: [
         { guard: 'delayed', target: 'scheduled' },
-        { guard: 'slotNotYetHeld', target: 'pending' },
+        { guard: 'slotNotYetHeld', target: 'pending', actions: 'requestSlot' },
         { guard: 'lockNotYetHeld', target: 'pending' },
         { target: 'running' },
       ],

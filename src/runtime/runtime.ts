@@ -78,7 +78,7 @@ export class Runtime {
     const ports = this.ports(now);
     this.actors = new ActorCache(store, config.partitions, ports);
     this.slots = new SlotGrants({ store, limiters: this.limiters, actors: this.actors, retry: this.retry, now });
-    this.invocations = new Invocations({ registry, actors: this.actors, locks: this.locks, limiters: this.limiters, ports, now });
+    this.invocations = new Invocations({ registry, actors: this.actors, locks: this.locks, ports, now });
     this.delivery = new Delivery({
       store,
       registry,

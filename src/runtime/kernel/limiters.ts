@@ -90,14 +90,21 @@ export class LimiterActor extends RecordActor<LimiterSnapshot, SlotChange> {
   }
 
   /**
-   * Computes a change; `commit` must store `change.record` with the caller's own writes. The
-   * in-memory state moves only once that commit succeeded. Call inside `run`.
+   * Computes a change of one or more events (several asks for a slot become one commit);
+   * `commit` must store the change's records with the caller's own writes. The in-memory
+   * state moves only once that commit succeeded. Call inside `run`.
    */
-  async change(request: LimiterRequest, commit: (change: SlotChange) => Promise<void>): Promise<SlotChange> {
+  async change(requests: LimiterRequest | LimiterRequest[], commit: (change: SlotChange) => Promise<void>): Promise<SlotChange> {
     this.checkFresh();
-    const event = { ...request, rules: this.deps.rules(this.scope), now: this.deps.now() } as LimiterEvent;
-    const [next, actions] = limiterSteps.next(this.snapshot, event);
-    const effects = limiterEffects(actions);
+    const rules = this.deps.rules(this.scope);
+    const now = this.deps.now();
+    let next = this.snapshot;
+    const effects: ReturnType<typeof limiterEffects> = [];
+    for (const request of Array.isArray(requests) ? requests : [requests]) {
+      const [after, actions] = limiterSteps.next(next, { ...request, rules, now } as LimiterEvent);
+      next = after;
+      effects.push(...limiterEffects(actions));
+    }
     const wake = effects.flatMap((e) => (e.type === 'wakeAt' ? [e.params.dueAt] : []));
     const before = new Set(this.snapshot.context.waiting.map((w) => w.invocationId));
     const after = new Set(next.context.waiting.map((w) => w.invocationId));

@@ -8,9 +8,8 @@ import { invocationIdToString, newInvocationId, partitionKeyOf, randomPartitionK
 import type { Registry } from '../../registry/registry.js';
 import { vqueueIdOf } from '../../registry/resource-id.js';
 import type { EffectiveHandler } from '../../registry/types.js';
-import type { JournalEntry, RecordWrite } from '../../store/types.js';
+import type { JournalEntry } from '../../store/types.js';
 import { InvocationActor, type ActorPorts } from '../kernel/invocation-actor.js';
-import { slotRecords, type Limiters } from '../kernel/limiters.js';
 import type { ObjectLocks } from '../kernel/object-keys.js';
 import { completedOf } from '../kernel/persisted.js';
 import { KeyedSerialQueue } from '../kernel/serial-queue.js';
@@ -22,7 +21,6 @@ export interface InvocationsDeps {
   readonly registry: Registry;
   readonly actors: ActorCache;
   readonly locks: ObjectLocks;
-  readonly limiters: Limiters;
   readonly ports: ActorPorts;
   now(): number;
 }
@@ -90,19 +88,18 @@ export class Invocations {
     const input = this.inputOf(id, req, handler, now);
     const entries: JournalEntry[] = req.journal ?? [{ type: MessageType.InputCommand, payload: encodeInputCommand({ headers: req.headers, value: req.input, name: '' }) }];
     const delayed = req.executeAt !== undefined && req.executeAt > now;
-    const actor = delayed
-      ? await InvocationActor.create(this.deps.ports, partition, input, entries)
-      : input.gated
-        ? await this.createInLimiter(partition, input, entries)
-        : input.exclusive
-          ? await this.createHoldingLock(partition, input, entries)
-          : await InvocationActor.create(this.deps.ports, partition, input, entries);
+    // A scoped invocation asks its scope for a slot once it is stored (machines/invocation.ts
+    // `requestSlot`), and takes its key's lock only once it has one.
+    const actor =
+      input.exclusive && !input.gated && !delayed
+        ? await this.createHoldingLock(partition, input, entries)
+        : await InvocationActor.create(this.deps.ports, partition, input, entries);
     if (actor.status !== 'completed') this.deps.actors.add(actor);
     return { invocationId: id, previous: false, ...(req.executeAt !== undefined ? { executeAt: Math.max(req.executeAt, now) } : {}) };
   }
 
-  /** Taking the key's lock (or a place in its inbox) is part of the creating commit, with `records` of the caller's. */
-  private async createHoldingLock(partition: number, input: InvocationInput, entries: JournalEntry[], records: RecordWrite[] = []): Promise<InvocationActor> {
+  /** Taking the key's lock (or a place in its inbox) is part of the creating commit. */
+  private async createHoldingLock(partition: number, input: InvocationInput, entries: JournalEntry[]): Promise<InvocationActor> {
     const { service, key, scope } = input.target;
     return this.deps.locks.with(
       partition,
@@ -111,7 +108,7 @@ export class Invocations {
       async (lock) => {
         let created: InvocationActor | undefined;
         await lock.change({ type: 'acquire', invocationId: input.id }, async (change) => {
-          created = await InvocationActor.create(this.deps.ports, partition, { ...input, lockHeld: change.granted.includes(input.id) }, entries, { records: [...records, change.record] });
+          created = await InvocationActor.create(this.deps.ports, partition, { ...input, lockHeld: change.granted.includes(input.id) }, entries, { records: [change.record] });
           // Known before the key's queue moves on, so a grant finds this actor, not a second copy.
           if (created.status !== 'completed') this.deps.actors.add(created);
         });
@@ -119,29 +116,6 @@ export class Invocations {
       },
       scope,
     );
-  }
-
-  /**
-   * Asking the scope's limiter for a slot (or a place among its waiters) is part of the creating
-   * commit; so is the key's lock when the slot is given at once to an exclusive invocation.
-   */
-  private async createInLimiter(partition: number, input: InvocationInput, entries: JournalEntry[]): Promise<InvocationActor> {
-    const { scope, service, key } = input.target;
-    const lockName = input.exclusive ? `${service}/${key!}` : undefined;
-    const vqueue = { id: input.vqueueId!, service, ...(lockName !== undefined ? { lockName } : {}) };
-    let created: InvocationActor | undefined;
-    const change = await this.deps.limiters.with(partition, scope!, (limiter) =>
-      limiter.change({ type: 'acquire', invocationId: input.id, vqueue, ...(input.limitKey !== undefined ? { limitKey: input.limitKey } : {}) }, async (c) => {
-        const slotHeld = c.granted.includes(input.id);
-        created =
-          slotHeld && input.exclusive
-            ? await this.createHoldingLock(partition, { ...input, slotHeld }, entries, slotRecords(c))
-            : await InvocationActor.create(this.deps.ports, partition, { ...input, slotHeld }, entries, { records: slotRecords(c) });
-        if (created.status !== 'completed') this.deps.actors.add(created);
-      }),
-    );
-    this.deps.limiters.settled(partition, scope!, change, input.id);
-    return created!;
   }
 
   private inputOf(id: string, req: InvokeRequest, handler: EffectiveHandler | undefined, now: number): InvocationInput {

@@ -1,11 +1,17 @@
 /**
  * Between invocations and their scope's limiter (machines/limiter.ts): asking for a slot for an
- * invocation that became due (a delayed scoped send, or one that waited across a restart),
- * letting an invocation run once a committed change gave it a slot, and the operator's levers
- * on the limiters: rules changed, a virtual queue paused or resumed.
+ * invocation once it is stored (a new scoped invocation, a delayed one that became due, one
+ * that waited across a restart), letting an invocation run once a committed change gave it a
+ * slot, and the operator's levers on the limiters: rules changed, a queue paused or resumed.
+ *
+ * The asks that reach a scope while its limiter is busy become one change and one commit, in
+ * arrival order: a scope's limiter is one record, so its commits are one after the other, and
+ * one per ask would cap a busy scope at one disk flush per new invocation. An invocation that
+ * was stored but had not asked yet when the process died asks again at recovery (it is
+ * `pending` without a slot).
  */
 import type { InvocationActor } from '../kernel/invocation-actor.js';
-import { slotRecords, type Limiters } from '../kernel/limiters.js';
+import { slotRecords, type LimiterRequest, type Limiters } from '../kernel/limiters.js';
 import type { Store } from '../../store/types.js';
 import { RecordKind, readLimiter } from '../kernel/persisted.js';
 import type { ActorCache } from './actors.js';
@@ -20,11 +26,21 @@ export interface SlotGrantsDeps {
 }
 
 export class SlotGrants {
+  /** Asks not yet taken up by their scope's limiter, by scope. */
+  private readonly asks = new Map<string, InvocationActor[]>();
+
   constructor(private readonly deps: SlotGrantsDeps) {}
 
   /** Asks for a `pending` invocation's slot (asking is idempotent); lets it run if it holds one already. */
   request(actor: InvocationActor): void {
-    this.ask(actor).catch((err: unknown) => this.deps.retry.later(`invocation ${actor.id}: ask its scope for a slot`, err, () => this.resume(actor.id)));
+    const scope = actor.context.target.scope!;
+    const waiting = this.asks.get(scope);
+    if (waiting) {
+      waiting.push(actor);
+      return;
+    }
+    this.asks.set(scope, [actor]);
+    void this.askAll(actor.partition, scope);
   }
 
   /** A committed change gave these invocations a slot: let them go on. */
@@ -60,19 +76,32 @@ export class SlotGrants {
     return undefined;
   }
 
-  private async ask(actor: InvocationActor): Promise<void> {
-    const { scope, service, key } = actor.context.target;
-    const { limitKey, vqueueId, exclusive } = actor.context;
-    const lockName = exclusive ? `${service}/${key!}` : undefined;
-    const holds = await this.deps.limiters.with(actor.partition, scope!, async (limiter) => {
-      if (!limiter.holds(actor.id)) {
-        const request = { type: 'acquire' as const, invocationId: actor.id, vqueue: { id: vqueueId!, service, ...(lockName ? { lockName } : {}) }, ...(limitKey !== undefined ? { limitKey } : {}) };
-        const change = await limiter.change(request, (c) => this.deps.store.commit({ partition: actor.partition, records: slotRecords(c) }));
-        this.deps.limiters.settled(actor.partition, scope!, change, actor.id);
+  /**
+   * In the limiter's queue, takes up every ask that came meanwhile. After a failed commit, the
+   * invocations are asked for again from the store (they are still `pending`).
+   */
+  private async askAll(partition: number, scope: string): Promise<void> {
+    let actors: InvocationActor[] = [];
+    try {
+      await this.deps.limiters.with(partition, scope, async (limiter) => {
+        actors = this.asks.get(scope) ?? [];
+        this.asks.delete(scope);
+        const requests = actors.filter((a) => !limiter.holds(a.id)).map((a) => acquireOf(a));
+        const holding = actors.filter((a) => limiter.holds(a.id)).map((a) => a.id);
+        if (requests.length > 0) {
+          const change = await limiter.change(requests, (c) => this.deps.store.commit({ partition, records: slotRecords(c) }));
+          this.deps.limiters.settled(partition, scope, change);
+        }
+        this.granted(holding);
+      });
+    } catch (err) {
+      // The asks this job took, or (the limiter could not be had) those still waiting for it.
+      if (actors.length === 0) {
+        actors = this.asks.get(scope) ?? [];
+        this.asks.delete(scope);
       }
-      return limiter.holds(actor.id);
-    });
-    if (holds) this.granted([actor.id]);
+      for (const a of actors) this.deps.retry.later(`invocation ${a.id}: ask its scope for a slot`, err, () => this.resume(a.id));
+    }
   }
 
   private async start(id: string): Promise<void> {
@@ -84,6 +113,18 @@ export class SlotGrants {
   /** Reload and ask again. */
   private async resume(id: string): Promise<void> {
     const actor = await this.deps.actors.get(id);
-    if (actor?.status === 'pending' && actor.context.slotHeld !== true) await this.ask(actor);
+    if (actor?.status === 'pending' && actor.context.slotHeld !== true) this.request(actor);
   }
+}
+
+function acquireOf(actor: InvocationActor): LimiterRequest {
+  const { service, key } = actor.context.target;
+  const { limitKey, vqueueId, exclusive } = actor.context;
+  const lockName = exclusive ? `${service}/${key!}` : undefined;
+  return {
+    type: 'acquire',
+    invocationId: actor.id,
+    vqueue: { id: vqueueId!, service, ...(lockName !== undefined ? { lockName } : {}) },
+    ...(limitKey !== undefined ? { limitKey } : {}),
+  };
 }
