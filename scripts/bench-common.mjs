@@ -1,4 +1,7 @@
-// What the bench scripts share: their options, and waiting for a server to answer.
+// What the bench scripts share: their options, starting redstate, waiting for a server to answer.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** `--name value` from the command line, else `def`. */
@@ -15,4 +18,22 @@ export async function waitHttp(url, tries = 300) {
     await sleep(100);
   }
   throw new Error(`${url} did not come up`);
+}
+
+/**
+ * redstate from `root`'s build, as the benchmarks run it (fsync before ack; with `store`
+ * `redis`, a fresh redis-server with `appendfsync always` in `dataDir`), on ports 38180/39170.
+ * `BENCH_CPU_PROF=<dir>` also writes a CPU profile.
+ */
+export async function startRedstate(root, store, dataDir, extraEnv = {}) {
+  const env = { ...process.env, REDSTATE_INGRESS_PORT: '38180', REDSTATE_ADMIN_PORT: '39170', REDSTATE_NODE_PORT: '35122', REDSTATE_HOST: '127.0.0.1', REDSTATE_DATA_DIR: dataDir, ...extraEnv };
+  let redis;
+  if (store === 'redis') {
+    redis = spawn('redis-server', ['--port', '36379', '--bind', '127.0.0.1', '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--dir', dataDir], { stdio: 'ignore' });
+    await sleep(500);
+    env.REDSTATE_REDIS_URL = 'redis://127.0.0.1:36379';
+  }
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const server = spawn(process.execPath, [...profile, path.join(root, 'dist/src/main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  return { server, redis };
 }

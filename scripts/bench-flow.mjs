@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { option, sleep, waitHttp } from './bench-common.mjs';
+import { option, sleep, startRedstate, waitHttp } from './bench-common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const REF_BIN = path.join(os.tmpdir(), 'redstate-bench/node_modules/@restatedev/restate-server-linux-x64/bin/restate-server');
@@ -58,26 +58,9 @@ async function startReference(dir) {
 }
 
 async function startOurs(dir) {
-  const env = {
-    ...process.env,
-    REDSTATE_INGRESS_PORT: '38180',
-    REDSTATE_ADMIN_PORT: '39170',
-    REDSTATE_NODE_PORT: '35122',
-    REDSTATE_HOST: '127.0.0.1',
-    REDSTATE_DATA_DIR: dir,
-    REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES: 'true',
-    REDSTATE_LOG_LEVEL: 'warn',
-  };
-  let redis;
-  if (store === 'redis') {
-    redis = spawn('redis-server', ['--port', '36379', '--bind', '127.0.0.1', '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--dir', dir], { stdio: 'ignore' });
-    await sleep(500);
-    env.REDSTATE_REDIS_URL = 'redis://127.0.0.1:36379';
-  }
-  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const proc = spawn(process.execPath, [...profile, path.join(ROOT, 'dist/src/main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const { server, redis } = await startRedstate(ROOT, store, dir, { REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES: 'true', REDSTATE_LOG_LEVEL: 'warn' });
   await waitHttp('http://127.0.0.1:39170/health');
-  return { proc, ingress: 'http://127.0.0.1:38180', admin: 'http://127.0.0.1:39170', redis };
+  return { proc: server, ingress: 'http://127.0.0.1:38180', admin: 'http://127.0.0.1:39170', redis };
 }
 
 async function post(url, body, headers = {}) {

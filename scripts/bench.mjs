@@ -11,12 +11,12 @@
 // redstate runs with fsync-before-ack, like Restate: the embedded store commits synchronously;
 // with --store redis a fresh redis-server is started with `appendonly yes`, `appendfsync always`.
 // The bench folder is copied to a temp dir (shared/ is read-only) and installed there once.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { option, sleep, waitHttp } from './bench-common.mjs';
+import { option, sleep, startRedstate, waitHttp } from './bench-common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SHARED_BENCH = path.resolve(ROOT, '../shared/bench');
@@ -52,15 +52,7 @@ async function runReference(n = 0) {
 
 async function runOurs(n = 0) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'redstate-bench-data-'));
-  const env = { ...process.env, REDSTATE_INGRESS_PORT: '38180', REDSTATE_ADMIN_PORT: '39170', REDSTATE_NODE_PORT: '35122', REDSTATE_HOST: '127.0.0.1', REDSTATE_DATA_DIR: dataDir };
-  let redis;
-  if (store === 'redis') {
-    redis = spawn('redis-server', ['--port', '36379', '--bind', '127.0.0.1', '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--dir', dataDir], { stdio: 'ignore' });
-    await sleep(500);
-    env.REDSTATE_REDIS_URL = 'redis://127.0.0.1:36379';
-  }
-  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const server = spawn(process.execPath, [...profile, path.join(ROOT, 'dist/src/main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const { server, redis } = await startRedstate(ROOT, store, dataDir);
   const out = path.join(WORK, n ? `ours-${store}-${n}.json` : `ours-${store}.json`);
   try {
     await waitHttp('http://127.0.0.1:39170/health');
