@@ -72,7 +72,7 @@ export class Runtime {
       store,
       now,
       rules: (scope) => flowRulesOf(registry.getExtras().rules, scope),
-      granted: (ids) => this.slots.granted(ids),
+      granted: (ids, partition, scope) => this.slots.granted(ids, partition, scope),
       lost: (partition, err) => this.partitionLost(partition, err),
     });
     const ports = this.ports(now);

@@ -134,6 +134,21 @@ for (const store of storeKinds) {
     await allComplete(stack, ids, tags);
   });
 
+  test.serial(`${store}: an invocation killed while it waits, or while it runs, gives nothing away and keeps no slot`, async (t) => {
+    const stack = t.context[store]!;
+    const scope = `${store}-kill-waiting`;
+    await setRule(stack, scope, { concurrency: 1 });
+    const tags = ['long', 'waiting', 'next'].map((x) => `${scope}-${x}`);
+    const [long, waiting, next] = await sendAll(stack, scope, tags, 1500, () => undefined);
+    await waitFor(async () => (await startedTags(stack, `${scope}-long`)).length === 1, 10_000);
+    t.is((await stack.admin.patch(`invocations/${waiting}/kill`)).statusCode, 200);
+    t.is((await stack.admin.patch(`invocations/${long}/kill`)).statusCode, 200);
+    const done = await stack.ingress.get(`restate/attach/${next}`);
+    t.is(done.body, JSON.stringify(tags[2]));
+    t.is((await startedTags(stack, `${scope}-waiting`)).length, 0);
+    t.deepEqual(await sqlRows(stack.admin, `select usage, num_waiters from sys_user_limits where scope = '${scope}'`), []);
+  });
+
   test.serial(`${store}: a rate rule spaces the starts (20 per second, within one token)`, async (t) => {
     const stack = t.context[store]!;
     const scope = `${store}-rate`;

@@ -46,8 +46,8 @@ export interface LimitersDeps {
   /** The enabled rules that may apply to this scope. */
   rules(scope: string): FlowRule[];
   now(): number;
-  /** A change committed outside an invocation's commit (a tick, a rule change, a resume) gave slots. */
-  granted(ids: string[]): void;
+  /** A committed change gave slots in this scope. */
+  granted(ids: string[], partition: number, scope: string): void;
   /** Told of the partition of a change whose commit failed, its outcome unknown. */
   lost(partition: number, err: unknown): void;
 }
@@ -185,14 +185,9 @@ export class Limiters {
     this.settled(partition, scope, change);
   }
 
-  /**
-   * After any committed change: whoever got a slot is told (but `requester`, whose caller acts
-   * on its own grant), and the next token's wake-up is armed. A change made for one
-   * invocation may admit others too (time passed for a token, a rule was raised).
-   */
-  settled(partition: number, scope: string, change: SlotChange, requester?: string): void {
-    const others = change.granted.filter((id) => id !== requester);
-    if (others.length > 0) this.deps.granted(others);
+  /** After any committed change: whoever got a slot is told, and the next token's wake-up is armed. */
+  settled(partition: number, scope: string, change: SlotChange): void {
+    if (change.granted.length > 0) this.deps.granted(change.granted, partition, scope);
     if (change.wakeAt === undefined || this.stopped) return;
     const armed = this.wakeups.get(scope);
     if (armed && armed.at <= change.wakeAt) return;

@@ -44,9 +44,10 @@ export class SlotGrants {
   }
 
   /** A committed change gave these invocations a slot: let them go on. */
-  granted(ids: string[]): void {
+  granted(ids: string[], partition: number, scope: string): void {
     for (const id of ids) {
-      this.start(id).catch((err: unknown) => this.deps.retry.later(`invocation ${id}: start after it got a slot`, err, () => this.start(id)));
+      const start = () => this.start(id, partition, scope);
+      start().catch((err: unknown) => this.deps.retry.later(`invocation ${id}: start after it got a slot`, err, start));
     }
   }
 
@@ -86,13 +87,15 @@ export class SlotGrants {
       await this.deps.limiters.with(partition, scope, async (limiter) => {
         actors = this.asks.get(scope) ?? [];
         this.asks.delete(scope);
-        const requests = actors.filter((a) => !limiter.holds(a.id)).map((a) => acquireOf(a));
-        const holding = actors.filter((a) => limiter.holds(a.id)).map((a) => a.id);
+        // One that ended meanwhile (killed while it waited to ask) asks for nothing.
+        const asking = actors.filter((a) => a.status === 'pending' && !a.isBroken);
+        const requests = asking.filter((a) => !limiter.holds(a.id)).map((a) => acquireOf(a));
+        const holding = asking.filter((a) => limiter.holds(a.id)).map((a) => a.id);
         if (requests.length > 0) {
           const change = await limiter.change(requests, (c) => this.deps.store.commit({ partition, records: slotRecords(c) }));
           this.deps.limiters.settled(partition, scope, change);
         }
-        this.granted(holding);
+        this.granted(holding, partition, scope);
       });
     } catch (err) {
       // The asks this job took, or (the limiter could not be had) those still waiting for it.
@@ -104,10 +107,16 @@ export class SlotGrants {
     }
   }
 
-  private async start(id: string): Promise<void> {
-    await this.deps.actors.with(id, async (actor) => {
+  /**
+   * Lets the invocation run with its slot. One that has ended meanwhile (it was killed just as
+   * its ask was taken up) gives the slot back, or the scope would lose it for good.
+   */
+  private async start(id: string, partition: number, scope: string): Promise<void> {
+    const live = await this.deps.actors.with(id, async (actor) => {
       if (actor.status === 'pending' && actor.context.slotHeld !== true) actor.applyStoredElsewhere({ type: 'slotGranted', now: this.deps.now() });
+      return actor.status !== 'completed';
     });
+    if (!live.found || !live.value) await this.deps.limiters.poke(partition, scope, { type: 'release', invocationId: id });
   }
 
   /** Reload and ask again. */
