@@ -100,7 +100,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const stopping = new AbortController();
   const adminRoutes = [
     invocationRoutes(runtime),
-    serviceStateRoutes(runtime, registry, config),
+    serviceStateRoutes(runtime, registry),
     queryRoutes({ store, registry, config }),
     liveEventRoutes(store, stopping.signal),
     uiRoutes(),

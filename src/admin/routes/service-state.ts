@@ -6,7 +6,6 @@
  */
 import type Router from '@koa/router';
 import { AdminError, AdminTextError } from '../../errors.js';
-import type { Config } from '../../config.js';
 import type { Registry } from '../../registry/registry.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { readJsonBody, sendEmpty } from '../http-io.js';
@@ -83,7 +82,7 @@ function decodeState(node: JsonNode, fail: (path: string | undefined, message: s
   return state;
 }
 
-export function serviceStateRoutes(runtime: Runtime, registry: Registry, config: Pick<Config, 'enableVqueues' | 'enableScopedVirtualObjects'>): (router: Router) => void {
+export function serviceStateRoutes(runtime: Runtime, registry: Registry): (router: Router) => void {
   return (router) => {
     router.post('/services/:service/state', async (ctx) => {
       // The body is checked before the service is looked up, as the reference's extractors do.
@@ -92,10 +91,7 @@ export function serviceStateRoutes(runtime: Runtime, registry: Registry, config:
       const service = registry.getService(name);
       if (!service) throw new AdminError(404, `The requested service '${name}' does not exist`);
       if (service.ty === 'Service') throw new AdminError(400, `Cannot modify state for service type ${service.ty}`);
-      // Scoped state: a scoped virtual object's, which needs both features (§2.9).
-      if (body.scope !== undefined && !(config.enableVqueues && config.enableScopedVirtualObjects)) {
-        throw new AdminError(400, 'scoped state requires vqueues and scoped virtual objects to be enabled');
-      }
+      // A scope targets scoped state (§3.4): accepted whatever the features, as the reference does.
       await runtime.submitStateMutation({
         service: service.name,
         key: body.objectKey,
