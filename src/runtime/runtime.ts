@@ -72,7 +72,7 @@ export class Runtime {
       store,
       now,
       rules: (scope) => flowRulesOf(registry.getExtras().rules, scope),
-      granted: (ids, partition, scope) => this.slots.granted(ids, partition, scope),
+      granted: (ids, partition, scope, at) => this.slots.granted(ids, partition, scope, at),
       lost: (partition, err) => this.partitionLost(partition, err),
     });
     const ports = this.ports(now);

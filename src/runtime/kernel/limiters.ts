@@ -35,8 +35,9 @@ export interface SlotChange {
   /** The head record (compare-and-set); `waiters` adds and removes the waiter records. */
   record: RecordWrite;
   waiters: RecordWrite[];
-  /** Invocations that got a slot by this change. */
+  /** Invocations that got a slot by this change, and when (the change's time). */
   granted: string[];
+  at: number;
   /** When a rate rule's next token is due, if someone waits for it. */
   wakeAt?: number;
 }
@@ -46,8 +47,8 @@ export interface LimitersDeps {
   /** The enabled rules that may apply to this scope. */
   rules(scope: string): FlowRule[];
   now(): number;
-  /** A committed change gave slots in this scope. */
-  granted(ids: string[], partition: number, scope: string): void;
+  /** A committed change gave slots in this scope, at `at`. */
+  granted(ids: string[], partition: number, scope: string, at: number): void;
   /** Told of the partition of a change whose commit failed, its outcome unknown. */
   lost(partition: number, err: unknown): void;
 }
@@ -121,6 +122,7 @@ export class LimiterActor extends RecordActor<LimiterSnapshot, SlotChange> {
       record: { kind: RecordKind.limiter, key: this.scope, value: persistLimiter(next, seq), expect: this.stored },
       waiters,
       granted: effects.flatMap((e) => (e.type === 'grant' ? [e.params.invocationId] : [])),
+      at: now,
       ...(wake.length > 0 ? { wakeAt: Math.min(...wake) } : {}),
     };
     const done = await this.apply(next, change, commit);
@@ -187,7 +189,7 @@ export class Limiters {
 
   /** After any committed change: whoever got a slot is told, and the next token's wake-up is armed. */
   settled(partition: number, scope: string, change: SlotChange): void {
-    if (change.granted.length > 0) this.deps.granted(change.granted, partition, scope);
+    if (change.granted.length > 0) this.deps.granted(change.granted, partition, scope, change.at);
     if (change.wakeAt === undefined || this.stopped) return;
     const armed = this.wakeups.get(scope);
     if (armed && armed.at <= change.wakeAt) return;

@@ -43,10 +43,10 @@ export class SlotGrants {
     void this.askAll(actor.partition, scope);
   }
 
-  /** A committed change gave these invocations a slot: let them go on. */
-  granted(ids: string[], partition: number, scope: string): void {
+  /** A committed change gave these invocations a slot at `at`: let them go on (they run from `at`: sys_invocation.running_at). */
+  granted(ids: string[], partition: number, scope: string, at: number): void {
     for (const id of ids) {
-      const start = () => this.start(id, partition, scope);
+      const start = () => this.start(id, partition, scope, at);
       start().catch((err: unknown) => this.deps.retry.later(`invocation ${id}: start after it got a slot`, err, start));
     }
   }
@@ -95,7 +95,7 @@ export class SlotGrants {
           const change = await limiter.change(requests, (c) => this.deps.store.commit({ partition, records: slotRecords(c) }));
           this.deps.limiters.settled(partition, scope, change);
         }
-        this.granted(holding, partition, scope);
+        this.granted(holding, partition, scope, this.deps.now());
       });
     } catch (err) {
       // The asks this job took, or (the limiter could not be had) those still waiting for it.
@@ -111,9 +111,9 @@ export class SlotGrants {
    * Lets the invocation run with its slot. One that has ended meanwhile (it was killed just as
    * its ask was taken up) gives the slot back, or the scope would lose it for good.
    */
-  private async start(id: string, partition: number, scope: string): Promise<void> {
+  private async start(id: string, partition: number, scope: string, at: number): Promise<void> {
     const live = await this.deps.actors.with(id, async (actor) => {
-      if (actor.status === 'pending' && actor.context.slotHeld !== true) actor.applyStoredElsewhere({ type: 'slotGranted', now: this.deps.now() });
+      if (actor.status === 'pending' && actor.context.slotHeld !== true) actor.applyStoredElsewhere({ type: 'slotGranted', now: at });
       return actor.status !== 'completed';
     });
     if (!live.found || !live.value) await this.deps.limiters.poke(partition, scope, { type: 'release', invocationId: id });
