@@ -39,6 +39,8 @@ export interface Target {
   /** Object key or workflow id; absent for plain services. */
   key?: string;
   serviceTy: 'Service' | 'VirtualObject' | 'Workflow';
+  /** Flow-control scope (api-spec §1.9): a workflow id or object key is one per scope. */
+  scope?: string;
 }
 
 export interface AttemptFailure extends Failure {
@@ -88,6 +90,16 @@ export interface InvocationInput {
   lockHeld?: boolean;
   /** W3C trace context of what created it (the ingress request's span): the parent of its attempts' spans. */
   traceparent?: string;
+  /** One or two `/`-separated levels under the scope; the limit rules count per value. */
+  limitKey?: string;
+  /**
+   * Runs only once its scope's limiter (machines/limiter.ts) gave it a slot: a scoped
+   * invocation with vqueues enabled. Its virtual queue is `vqueueId`.
+   */
+  gated?: boolean;
+  vqueueId?: string;
+  /** Holds a slot of its scope's limiter (given after its creation: `slotGranted`). */
+  slotHeld?: boolean;
   now: number;
 }
 
@@ -123,12 +135,14 @@ export type InvocationEffect =
   | { type: 'armTimer'; params: ArmTimer }
   /** Ask the key's lock for this invocation (it waits in `pending` until granted). */
   | { type: 'requestLock' }
-  /** Pass the key's lock on; in the same commit as the completion. */
+  /** Ask its scope's limiter for a slot (it waits in `pending` until granted). */
+  | { type: 'requestSlot' }
+  /** Pass the key's lock on, and the scope's slot; in the same commit as the completion. */
   | { type: 'releaseLock' }
   /** Answer whoever waits for the result (callers, attach). */
   | { type: 'respond' };
 
-const EFFECT_TYPES: ReadonlySet<string> = new Set<InvocationEffect['type']>(['startAttempt', 'armTimer', 'requestLock', 'releaseLock', 'respond']);
+const EFFECT_TYPES: ReadonlySet<string> = new Set<InvocationEffect['type']>(['startAttempt', 'armTimer', 'requestLock', 'requestSlot', 'releaseLock', 'respond']);
 
 /** The effects among the actions a step collected (`invocationSteps`), in order; built-in actions such as `assign` are left out. */
 export function invocationEffects(actions: ReadonlyArray<{ type: string; params?: unknown }>): InvocationEffect[] {
@@ -138,6 +152,7 @@ export function invocationEffects(actions: ReadonlyArray<{ type: string; params?
 export type InvocationEvent =
   | { type: 'timerDue'; now: number }
   | { type: 'lockGranted'; now: number }
+  | { type: 'slotGranted'; now: number }
   | { type: 'suspend'; awaiting: Awaiting; now: number }
   | { type: 'wake'; now: number }
   | { type: 'attemptFailed'; failure: AttemptFailure; now: number }
@@ -179,6 +194,7 @@ export const invocationMachine = setup({
     startAttempt: () => {},
     armTimer: (_, _params: ArmTimer) => {},
     requestLock: () => {},
+    requestSlot: () => {},
     releaseLock: () => {},
     respond: () => {},
   },
@@ -187,6 +203,8 @@ export const invocationMachine = setup({
     waitsForLock: ({ context }) => context.exclusive === true,
     /** Exclusive, and the creating commit did not get it the key's lock: it queues. */
     lockNotYetHeld: ({ context }) => context.exclusive === true && context.lockHeld !== true,
+    /** Flow-controlled, and no slot of its scope's limiter yet: it waits for one. */
+    slotNotYetHeld: ({ context }) => context.gated === true && context.slotHeld !== true,
     shouldRetry: ({ context, event }) =>
       event.type === 'attemptFailed' && failureOutcome(context, event.failure) === 'retry',
     shouldPause: ({ context, event }) =>
@@ -220,6 +238,7 @@ export const invocationMachine = setup({
     created: {
       always: [
         { guard: 'delayed', target: 'scheduled' },
+        { guard: 'slotNotYetHeld', target: 'pending', actions: 'requestSlot' },
         { guard: 'lockNotYetHeld', target: 'pending' },
         { target: 'running' },
       ],
@@ -228,14 +247,21 @@ export const invocationMachine = setup({
       entry: { type: 'armTimer', params: ({ context }) => ({ kind: 'start' as const, dueAt: context.scheduledStartAt! }) },
       on: {
         timerDue: [
+          { guard: 'slotNotYetHeld', target: 'pending', actions: [assign({ modifiedAt: ({ event }) => event.now }), 'requestSlot'] },
           { guard: 'waitsForLock', target: 'pending', actions: [assign({ modifiedAt: ({ event }) => event.now }), 'requestLock'] },
           { target: 'running', actions: assign({ modifiedAt: ({ event }) => event.now }) },
         ],
       },
     },
-    /** Queued behind the key's lock (sys_invocation status `pending`). */
+    /** Queued for its scope's slot, then behind the key's lock (sys_invocation status `pending`). */
     pending: {
-      on: { lockGranted: { target: 'running', actions: assign({ lockHeld: true, modifiedAt: ({ event }) => event.now }) } },
+      on: {
+        slotGranted: [
+          { guard: 'lockNotYetHeld', actions: [assign({ slotHeld: true, modifiedAt: ({ event }) => event.now }), 'requestLock'] },
+          { target: 'running', actions: assign({ slotHeld: true, modifiedAt: ({ event }) => event.now }) },
+        ],
+        lockGranted: { target: 'running', actions: assign({ lockHeld: true, modifiedAt: ({ event }) => event.now }) },
+      },
     },
     running: {
       entry: [

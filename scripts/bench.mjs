@@ -24,15 +24,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { option, sleep, startRedstate, waitHttp } from './bench-common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SHARED_BENCH = path.resolve(ROOT, '../shared/bench');
 const WORK = path.join(os.tmpdir(), 'redstate-bench');
 const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : def;
-};
+const opt = (name, def) => option(args, name, def);
 const store = opt('store', 'embedded');
 const repeat = opt('repeat', '3');
 const only = opt('only', '');
@@ -42,17 +40,6 @@ const passThrough = ['n-sleep', 'sleep-ms', 'n-send', 'n-delayed', 'duration'].f
 const runArgs = ['--repeat', repeat, ...(only ? ['--only', only] : []), ...passThrough];
 
 const sh = (cmd, argv, o = {}) => execFileSync(cmd, argv, { stdio: 'inherit', ...o });
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function waitHttp(url) {
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {}
-    await sleep(100);
-  }
-  throw new Error(`${url} did not come up`);
-}
 
 function prepare() {
   if (!fs.existsSync(path.join(WORK, 'node_modules/@restatedev/restate-server-linux-x64'))) {
@@ -74,23 +61,7 @@ async function runReference(n = 0) {
 
 async function runOurs(n = 0) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'redstate-bench-data-'));
-  const env = { ...process.env, REDSTATE_INGRESS_PORT: '38180', REDSTATE_ADMIN_PORT: '39170', REDSTATE_NODE_PORT: '35122', REDSTATE_HOST: '127.0.0.1', REDSTATE_DATA_DIR: dataDir };
-  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const node = [process.execPath, ...profile, path.join(ROOT, 'dist/src/main.js')];
-  let server;
-  let redisPid;
-  if (store === 'redis') {
-    env.REDSTATE_REDIS_URL = 'redis://127.0.0.1:36379';
-    // bash starts redis-server, then becomes the server: redis-server is the server's child.
-    const pidFile = path.join(dataDir, 'redis.pid');
-    const redis = `redis-server --port 36379 --bind 127.0.0.1 --appendonly yes --appendfsync always --save '' --dir '${dataDir}'`;
-    const script = `${redis} >/dev/null 2>&1 & echo $! > '${pidFile}'; sleep 0.5; exec ${node.map((a) => `'${a}'`).join(' ')}`;
-    server = spawn('bash', ['-c', script], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-    await sleep(600);
-    redisPid = Number(fs.readFileSync(pidFile, 'utf8'));
-  } else {
-    server = spawn(node[0], node.slice(1), { env, stdio: ['ignore', 'ignore', 'inherit'] });
-  }
+  const { server, redisPid } = await startRedstate(ROOT, store, dataDir);
   const out = path.join(WORK, n ? `ours-${store}-${n}.json` : `ours-${store}.json`);
   const parts = new PartSampler(server.pid, redisPid);
   try {

@@ -20,8 +20,10 @@ export interface Config {
   /** Unset: the embedded store in `dataDir`. */
   redisUrl: string | undefined;
   dataDir: string;
-  /** Mirrors Restate's `experimental-enable-vqueues`. */
+  /** Mirrors Restate's `experimental-enable-vqueues`: scoped invocations, limit rules, virtual queues. */
   enableVqueues: boolean;
+  /** Mirrors Restate's scoped virtual objects (feature `scoped_virtual_objects`): a scope on object calls, state per (scope, key). */
+  enableScopedVirtualObjects: boolean;
   /** Mirrors Restate's `experimental-enable-protocol-v7`: talk v7 to deployments that support it. */
   enableProtocolV7: boolean;
   /** Fixed at creation, like Restate's `default-num-partitions`. */
@@ -72,6 +74,7 @@ const defaults: Config = {
   redisUrl: undefined,
   dataDir: './.redstate',
   enableVqueues: false,
+  enableScopedVirtualObjects: false,
   enableProtocolV7: false,
   partitions: 24,
   requestSizeLimit: 32 * 1024 * 1024,
@@ -173,7 +176,15 @@ export const settings: readonly Setting[] = [
   { key: 'logFormat', flag: '--log-format', env: 'REDSTATE_LOG_FORMAT', arg: 'json|pretty', help: 'log line format', shownDefault: 'pretty on a terminal, else json', parse: oneOf(['json', 'pretty'] as const) },
   { key: 'logLevel', flag: '--log-level', env: 'REDSTATE_LOG_LEVEL', arg: 'LEVEL', help: `lowest level logged: ${LOG_LEVELS.join(', ')}`, parse: oneOf(LOG_LEVELS) },
   { key: 'tracingEndpoint', flag: '--tracing-endpoint', env: 'REDSTATE_TRACING_ENDPOINT', arg: 'URL', help: 'OTLP/HTTP collector for traces, e.g. http://localhost:4318', shownDefault: 'unset: no tracing', parse: url(['http:', 'https:'], 'http://host:4318') },
-  { key: 'enableVqueues', flag: '--experimental-enable-vqueues', env: 'REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES', arg: 'BOOL', help: "as Restate's experimental-enable-vqueues", parse: bool },
+  { key: 'enableVqueues', flag: '--experimental-enable-vqueues', env: 'REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES', arg: 'BOOL', help: "as Restate's experimental-enable-vqueues: scoped calls and sends, enforced limit rules, pausable virtual queues", parse: bool },
+  {
+    key: 'enableScopedVirtualObjects',
+    flag: '--experimental-enable-scoped-virtual-objects',
+    env: 'REDSTATE_EXPERIMENTAL_ENABLE_SCOPED_VIRTUAL_OBJECTS',
+    arg: 'BOOL',
+    help: 'with vqueues: a scope on virtual-object calls too, state and lock per (scope, key)',
+    parse: bool,
+  },
   { key: 'enableProtocolV7', flag: '--experimental-enable-protocol-v7', env: 'REDSTATE_EXPERIMENTAL_ENABLE_PROTOCOL_V7', arg: 'BOOL', help: 'talk service protocol v7 to deployments that support it (else v6, like Restate 1.7)', parse: bool },
   { key: 'ingressHost', flag: '--ingress-host', env: 'REDSTATE_INGRESS_HOST', arg: 'ADDR', help: 'bind address of the ingress', shownDefault: 'the --host value', parse: text },
   { key: 'adminHost', flag: '--admin-host', env: 'REDSTATE_ADMIN_HOST', arg: 'ADDR', help: 'bind address of the admin API', shownDefault: 'the --host value', parse: text },

@@ -121,6 +121,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       log,
       ready,
       tokens: tokens.admin,
+      flow: runtime,
       extraRoutes: (router) => adminRoutes.forEach((add) => add(router)),
     }).callback(),
   );

@@ -16,7 +16,7 @@ import { errorFunnel } from './funnel.js';
 import { readBodies, sendJson } from './http-io.js';
 import { adminOpenApi } from './openapi.js';
 import { deploymentRoutes } from './routes/deployments.js';
-import { limitRoutes } from './routes/limits.js';
+import { limitRoutes, type FlowControl } from './routes/limits.js';
 import { ADMIN_API_VERSIONS, metaRoutes } from './routes/meta.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { serviceRoutes } from './routes/services.js';
@@ -33,6 +33,8 @@ export interface AdminDeps {
   ready?: () => Promise<void>;
   /** Bearer tokens the API requires (src/bearer-auth.ts). Default: none, the API is open. */
   tokens?: TokenSet;
+  /** Where limit rules and queue pauses take effect (the runtime). Default: they are only stored. */
+  flow?: FlowControl;
 }
 
 /** Where clients reach the ingress, for `/version` and the OpenAPI `servers`. */
@@ -99,7 +101,7 @@ export function createAdminApp(deps: AdminDeps): Koa {
   deploymentRoutes(router, deps.registry, log);
   serviceRoutes(router, deps.registry, ingressUrl);
   subscriptionRoutes(router, deps.registry);
-  limitRoutes(router, deps.registry);
+  limitRoutes(router, deps.registry, deps.flow);
   metricsRoutes(router);
   deps.extraRoutes?.(router);
 

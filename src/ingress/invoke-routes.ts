@@ -15,12 +15,13 @@ import type { IngressDeps } from './deps.js';
 import { methodNotAllowed } from './errors.js';
 import { requestTelemetry } from './telemetry.js';
 import { ulid } from './ulid.js';
+import { checkLimitKey, checkScope, rawLimitKey } from './flow-keys.js';
 
 const BAD_PATH =
   'bad path, expected /restate/call/:service/:handler, /restate/send/:service/:handler, /restate/scope/:scope/call/:service/:handler, /restate/attach/:invocation_id, /restate/output/:invocation_id, or /restate/lookup';
 const BAD_LEGACY_PATH = 'bad path, expected either /:service-name/:handler or /:object-name/:object-key/:handler';
 
-function resolveTarget(deps: IngressDeps, segments: string[], badPath: string) {
+function resolveTarget(deps: IngressDeps, segments: string[], badPath: string, scope: string | undefined) {
   if (segments.length < 2 || segments.length > 3) throw new IngressError(400, badPath);
   const service = segments[0]!;
   const meta = deps.registry.getService(service);
@@ -36,18 +37,22 @@ function resolveTarget(deps: IngressDeps, segments: string[], badPath: string) {
     );
   }
   if (!resolved.public) throw new IngressError(400, 'the invoked service is not public');
-  const target: Target = { service, handler: handlerName, serviceTy: meta.ty, ...(keyed ? { key: segments[1]! } : {}) };
+  if (scope !== undefined && meta.ty === 'VirtualObject' && !deps.config.enableScopedVirtualObjects) {
+    throw new IngressError(400, 'scope is not supported for Virtual Object targets');
+  }
+  const target: Target = { service, handler: handlerName, serviceTy: meta.ty, ...(keyed ? { key: segments[1]! } : {}), ...(scope !== undefined ? { scope } : {}) };
   return { target, resolved };
 }
 
-async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', segments: string[], badPath: string): Promise<void> {
+async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', segments: string[], badPath: string, scope?: string): Promise<void> {
   const telemetry = requestTelemetry(ctx);
   if (deps.registry.getService(segments[0] ?? '')) telemetry?.service(segments[0]!, mode);
   if (ctx.method !== 'POST' && ctx.method !== 'GET') throw methodNotAllowed();
-  const { target, resolved } = resolveTarget(deps, segments, badPath);
+  const { target, resolved } = resolveTarget(deps, segments, badPath, scope);
   telemetry?.target(target);
-  const limitKey = ctx.get('x-restate-limit-key') || (typeof ctx.query['limit-key'] === 'string' ? ctx.query['limit-key'] : '');
-  if (limitKey) throw new IngressError(400, 'limit-key requires a scope to be set');
+  const rawKey = rawLimitKey(ctx);
+  if (rawKey !== undefined && scope === undefined) throw new IngressError(400, 'limit-key requires a scope to be set');
+  const limitKey = rawKey !== undefined ? checkLimitKey(rawKey) : undefined;
   const delayRaw = ctx.query['delay'];
   if (delayRaw !== undefined && mode === 'call') {
     throw new IngressError(400, 'cannot use the delay query parameter with calls. The delay is supported only with sends');
@@ -76,6 +81,7 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
     // §2.5: calls and sends to services and objects without a key still record one (workflows do not).
     ...(idempotencyKey === undefined && target.serviceTy !== 'Workflow' ? { autoIdempotencyKey: ulid(now) } : {}),
     ...(traceparent ? { traceparent } : {}),
+    ...(limitKey !== undefined ? { limitKey } : {}),
   });
   telemetry?.invocation(invocationId);
 
@@ -116,10 +122,13 @@ export function registerInvokeRoutes(router: Router, deps: IngressDeps): void {
   router.all('/restate/scope/*rest', scoped(deps));
 }
 
+/** `/restate/scope/{scope}/call|send/...`: checked for the feature before anything else (§2.9). */
 function scoped(deps: IngressDeps) {
-  return () => {
+  return (ctx: Context) => {
     if (!deps.config.enableVqueues) throw new IngressError(400, 'scoped invocations require vqueues to be enabled');
-    throw new IngressError(501, 'scoped invocations are not supported yet');
+    const [scope, mode, ...rest] = segmentsAfter(ctx.path, '/restate/scope');
+    if (scope === undefined || (mode !== 'call' && mode !== 'send')) throw new IngressError(400, BAD_PATH);
+    return invoke(ctx, deps, mode, rest, BAD_PATH, checkScope(scope));
   };
 }
 

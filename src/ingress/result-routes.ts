@@ -43,9 +43,9 @@ function idOfTarget(target: TargetBody): string {
     case 'invocation':
       return checkedId(target.invocationId);
     case 'workflow':
-      return workflowRunId(target.workflowName, target.workflowKey);
+      return workflowRunId(target.workflowName, target.workflowKey, target.scope);
     case 'idempotentInvocation':
-      return idempotentInvocationId(target.service, target.key, target.handler, target.idempotencyKey);
+      return idempotentInvocationId(target.service, target.key, target.handler, target.idempotencyKey, target.scope);
   }
 }
 

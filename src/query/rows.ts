@@ -15,6 +15,7 @@ import { readInvocation, RecordKind } from '../runtime/kernel/persisted.js';
 import { negotiatedVersion } from '../protocol/versions.js';
 import type { PromiseRecord } from '../runtime/invoker/commands/promise-records.js';
 import { partitionOf } from '../runtime/kernel/partitioning.js';
+import { splitStoredService, storedService } from '../runtime/kernel/state-owner.js';
 import type { HistoryEntry, JournalEntry, Store } from '../store/types.js';
 import type { RowSource } from './engine.js';
 import {
@@ -27,6 +28,7 @@ import {
   type LoadedInvocation,
 } from './invocation-rows.js';
 import { journalRows, type CalleeLookup } from './journal-rows.js';
+import { limiterContexts, schedulerRows, userLimitRows, vqueueMetaRows } from './flow-rows.js';
 import { pinnedValues, type QueryPlan, type TableScan } from './plan.js';
 import type { Row } from './result.js';
 
@@ -151,13 +153,13 @@ async function stateOwners(reader: StoreReader, scan: TableScan, config: Config)
   }
   const owners = new Map<string, { partition: number; service: string; key: string }>();
   const add = (partition: number, service: string, key: string) => {
-    if (services && !services.has(service)) return;
+    if (services && !services.has(splitStoredService(service).service)) return;
     if (keys && !keys.has(key)) return;
     owners.set(JSON.stringify([service, key]), { partition, service, key });
   };
   for (const inv of await reader.invocations()) {
     const t = inv.context.target;
-    if (t.key !== undefined && t.serviceTy !== 'Service') add(inv.partition, t.service, t.key);
+    if (t.key !== undefined && t.serviceTy !== 'Service') add(inv.partition, storedService(t), t.key);
   }
   // Every key whose state anything could write has a lock record: exclusive handlers and
   // admin state mutations take the lock (runtime/object-locks.ts), also once their
@@ -165,16 +167,19 @@ async function stateOwners(reader: StoreReader, scan: TableScan, config: Config)
   for (let p = 0; p < config.partitions; p++) {
     for (const record of await reader.objectKeys(p)) {
       const parsed = parseObjectRecordKey(record);
-      if (parsed) add(p, parsed.service, parsed.key);
+      if (parsed) add(p, storedService(parsed), parsed.key);
     }
   }
   return [...owners.values()];
 }
 
-function parseObjectRecordKey(record: string): { service: string; key: string } | undefined {
+/** `["service","key"]`, or `["service","key","scope"]` for a scoped key (kernel/persisted.ts `objectRecordKey`). */
+function parseObjectRecordKey(record: string): { service: string; key: string; scope?: string } | undefined {
   try {
     const parsed: unknown = JSON.parse(record);
-    if (Array.isArray(parsed) && typeof parsed[0] === 'string' && typeof parsed[1] === 'string') return { service: parsed[0], key: parsed[1] };
+    if (Array.isArray(parsed) && typeof parsed[0] === 'string' && typeof parsed[1] === 'string') {
+      return { service: parsed[0], key: parsed[1], ...(typeof parsed[2] === 'string' ? { scope: parsed[2] } : {}) };
+    }
   } catch {
     // not one of ours
   }
@@ -186,8 +191,9 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 async function stateRows(reader: StoreReader, scan: TableScan, deps: QuerySources): Promise<Row[]> {
   const owners = await stateOwners(reader, scan, deps.config);
   const perOwner = await Promise.all(
-    owners.map(async ({ partition, service, key }) => {
-      const state = await deps.store.readState(partition, service, key);
+    owners.map(async ({ partition, service: stored, key }) => {
+      const state = await deps.store.readState(partition, stored, key);
+      const { service, scope } = splitStoredService(stored);
       return [...state].map(([name, value]): Row => {
         let text: string | undefined;
         try {
@@ -196,7 +202,8 @@ async function stateRows(reader: StoreReader, scan: TableScan, deps: QuerySource
           text = undefined;
         }
         return {
-          partition_key: partitionKeyOf(key),
+          partition_key: partitionKeyOf(scope ?? key),
+          scope,
           service_name: service,
           service_key: key,
           key: name,
@@ -295,9 +302,15 @@ export function storeRowSource(deps: QuerySources): RowSource {
         return (await reader.invocations(pinnedValues(scan, 'id'))).flatMap(journalEventRows);
       case 'sys_promise':
         return promiseRows(deps);
+      case 'sys_vqueue_meta':
+        return vqueueMetaRows(await limiterContexts(deps.store, deps.config.partitions));
+      case 'sys_scheduler':
+        return schedulerRows(await limiterContexts(deps.store, deps.config.partitions), Date.now());
+      case 'sys_user_limits':
+        return userLimitRows(await limiterContexts(deps.store, deps.config.partitions));
       default:
-        // sys_locks and the vqueue tables: nothing we record fills them; they answer with
-        // their columns and no rows.
+        // sys_locks and the other vqueue tables: nothing we record fills them; they answer
+        // with their columns and no rows.
         return [];
     }
   };
@@ -349,11 +362,12 @@ async function promiseRows(deps: QuerySources): Promise<Array<Record<string, unk
   for (let p = 0; p < deps.config.partitions; p++) {
     for (const key of await deps.store.listRecords(p, RecordKind.promise)) {
       const rec = (await deps.store.getRecord(p, RecordKind.promise, key)) as PromiseRecord | undefined;
-      const [service, workflowKey, name] = JSON.parse(key) as [string, string, string];
+      const [stored, workflowKey, name] = JSON.parse(key) as [string, string, string];
+      const { service, scope } = splitStoredService(stored);
       const value = rec?.result && 'value' in rec.result ? Buffer.from(rec.result.value, 'base64') : undefined;
       rows.push({
-        partition_key: partitionKeyOf(workflowKey),
-        scope: null,
+        partition_key: partitionKeyOf(scope ?? workflowKey),
+        scope: scope ?? null,
         service_name: service,
         service_key: workflowKey,
         key: name,

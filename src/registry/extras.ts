@@ -33,6 +33,8 @@ export interface LimitRule {
   pattern: string;
   /** Absent = unlimited. */
   concurrency?: number;
+  /** Invocations started per second; absent = unlimited. Ours, beyond the reference. */
+  rate?: number;
   description?: string;
   disabled: boolean;
   version: number;
@@ -180,6 +182,7 @@ export type Precondition = { type: 'none' } | { type: 'does_not_exist' } | { typ
 export interface RuleUpsert {
   pattern: string;
   concurrency?: number;
+  rate?: number;
   description?: string;
   disabled: boolean;
   precondition: Precondition;
@@ -207,9 +210,10 @@ export function upsertRules(x: RegistryExtras, changes: RuleUpsert[], now: numbe
     const existing = x.rules.find((r) => r.pattern === c.pattern);
     const next: LimitRule = { pattern: c.pattern, disabled: c.disabled, version: 1, lastModified: now };
     if (c.concurrency !== undefined) next.concurrency = c.concurrency;
+    if (c.rate !== undefined) next.rate = c.rate;
     if (c.description !== undefined) next.description = c.description;
     if (existing) {
-      const relevant = existing.concurrency !== next.concurrency || existing.disabled !== next.disabled;
+      const relevant = existing.concurrency !== next.concurrency || existing.rate !== next.rate || existing.disabled !== next.disabled;
       next.version = relevant ? existing.version + 1 : existing.version;
     }
     x.rules = [...x.rules.filter((r) => r.pattern !== c.pattern), next];

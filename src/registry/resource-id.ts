@@ -4,7 +4,7 @@
  * virtual queues (`vq_1` + partition key (11 digits) + u128 (22 digits)). Only their shape is
  * checked; the reasons are the reference's wording.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { wrongResourceType } from '../protocol/ids.js';
 
 // Restate's digit order (lowercase before uppercase), as in deployment-id.ts.
@@ -60,3 +60,19 @@ export function newSubscriptionId(): string {
 export const checkSubscriptionId = (text: string): IdCheck => check(text, 'sub', [128]);
 
 export const checkVqueueId = (text: string): IdCheck => check(text, 'vq', [64, 128]);
+
+/**
+ * A virtual queue's id: its scope's partition key, then the first 128 bits of SHA-256 over what
+ * names the queue, so the same queue always gets the same id.
+ */
+export function vqueueIdOf(partitionKey: bigint, parts: Array<string | null>): string {
+  const digest = createHash('sha256').update(JSON.stringify(parts), 'utf8').digest();
+  return `vq_${CODEC_VERSION}${encode(partitionKey, U64_DIGITS)}${encode(BigInt('0x' + digest.subarray(0, 16).toString('hex')), U128_DIGITS)}`;
+}
+
+/** The partition key a well-formed virtual queue id carries (`checkVqueueId` passed). */
+export function vqueuePartitionKey(id: string): bigint {
+  let n = 0n;
+  for (const ch of id.slice(4, 4 + U64_DIGITS)) n = n * 62n + BigInt(ALPHABET.indexOf(ch));
+  return n;
+}

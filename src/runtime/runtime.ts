@@ -13,15 +13,20 @@ import { MessageType, type Notification } from '../protocol/messages.js';
 import { Transport } from '../protocol/transport.js';
 import type { Registry } from '../registry/registry.js';
 import type { Store } from '../store/types.js';
+import { vqueuePartitionKey } from '../registry/resource-id.js';
+import { partitionOf } from './kernel/partitioning.js';
 import { Attempt } from './invoker/attempt.js';
 import { PromiseQueues } from './invoker/commands/promise-records.js';
 import { WAITING, type ActorPorts, type Committed, type InvocationActor } from './kernel/invocation-actor.js';
+import { Limiters } from './kernel/limiters.js';
 import { ObjectLocks } from './kernel/object-keys.js';
 import { ActorCache } from './services/actors.js';
 import { Attachments } from './services/attachments.js';
 import { Delivery } from './services/delivery.js';
 import { Invocations } from './services/invocations.js';
 import { LockGrants } from './services/lock-grants.js';
+import { SlotGrants } from './services/slot-grants.js';
+import { flowRulesOf } from './services/flow-rules.js';
 import { operatorActions } from './services/operator.js';
 import { recover, recoverPartition, type Recovered, type RecoveryDeps } from './services/recovery.js';
 import { observeCommit } from './services/observe.js';
@@ -41,6 +46,8 @@ export type { Outcome as OperatorOutcome, DeploymentChoice, RestartOptions, Rest
 export class Runtime {
   private readonly retry: RetryScheduler;
   private readonly locks: ObjectLocks;
+  private readonly limiters: Limiters;
+  private readonly slots: SlotGrants;
   private readonly actors: ActorCache;
   private readonly invocations: Invocations;
   private readonly delivery: Delivery;
@@ -61,8 +68,16 @@ export class Runtime {
     const now = () => Date.now();
     this.retry = new RetryScheduler(log);
     this.locks = new ObjectLocks(store, (partition, err) => this.partitionLost(partition, err));
+    this.limiters = new Limiters({
+      store,
+      now,
+      rules: (scope) => flowRulesOf(registry.getExtras().rules, scope),
+      granted: (ids, partition, scope, at) => this.slots.granted(ids, partition, scope, at),
+      lost: (partition, err) => this.partitionLost(partition, err),
+    });
     const ports = this.ports(now);
     this.actors = new ActorCache(store, config.partitions, ports);
+    this.slots = new SlotGrants({ store, limiters: this.limiters, actors: this.actors, retry: this.retry, now });
     this.invocations = new Invocations({ registry, actors: this.actors, locks: this.locks, ports, now });
     this.delivery = new Delivery({
       store,
@@ -107,6 +122,16 @@ export class Runtime {
     return this.mutations.submit(m);
   }
 
+  /** The limit rules changed (admin): waiting invocations get what the new rules allow, at once. */
+  rulesChanged(): Promise<void> {
+    return this.slots.rulesChanged();
+  }
+
+  /** Admin `POST /vqueues/{id}/pause|resume`: durable; a queue this server does not know is left alone. */
+  setVqueuePaused(vqueueId: string, paused: boolean): Promise<boolean> {
+    return this.slots.setPaused(partitionOf(vqueuePartitionKey(vqueueId), this.config.partitions), vqueueId, paused);
+  }
+
   /** At start-up, before serving (services/recovery.ts). */
   recover(): Promise<Recovered> {
     return recover(this.recoveryDeps());
@@ -114,6 +139,7 @@ export class Runtime {
 
   async stop(): Promise<void> {
     this.timers.stop();
+    this.limiters.stop();
     this.retry.stop();
     for (const actor of this.actors.values()) actor.attempt?.abort('server shutting down');
     this.transport.close();
@@ -136,10 +162,12 @@ export class Runtime {
     return {
       store: this.store,
       locks: this.locks,
+      limiters: this.limiters,
       now,
       newAttempt: (actor, context) => new Attempt(invoker, actor, context),
       committed: (actor, done) => this.performCommitted(actor, done),
       requestLock: (actor) => this.grants.request(actor),
+      requestSlot: (actor) => this.slots.request(actor),
       lost: (actor, err) => this.lost(actor, err),
     };
   }
@@ -150,6 +178,7 @@ export class Runtime {
     this.delivery.deliver(actor.partition, done.outbox);
     for (const e of done.effects) {
       if (e.type === 'requestLock') this.grants.request(actor);
+      else if (e.type === 'requestSlot') this.slots.request(actor);
       else if (e.type === 'respond') this.invocations.completed(actor);
     }
     for (const id of done.granted) this.grants.granted(id);

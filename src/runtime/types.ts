@@ -47,6 +47,8 @@ export interface InvokeRequest {
   invocationId?: string;
   /** W3C trace context of the request that creates it, when tracing is on. */
   traceparent?: string;
+  /** Under `target.scope`: what the limit rules count by (one or two `/`-separated levels). */
+  limitKey?: string;
 }
 
 export interface InvokeResult {

@@ -14,6 +14,7 @@ import { EmbeddedStore } from '../../src/store/embedded/embedded-store.js';
 import type { Store, Transition } from '../../src/store/types.js';
 import { InvocationActor, type ActorPorts, type AttemptHandle, type Committed } from '../../src/runtime/kernel/invocation-actor.js';
 import { ObjectLocks } from '../../src/runtime/kernel/object-keys.js';
+import { Limiters } from '../../src/runtime/kernel/limiters.js';
 import { objectRecordKey, readInvocation, readObjectKey, RecordKind } from '../../src/runtime/kernel/persisted.js';
 import { partitionOf } from '../../src/runtime/kernel/partitioning.js';
 import { timerKey } from '../../src/runtime/kernel/timer-keys.js';
@@ -34,6 +35,7 @@ function recordingPorts(store: Store): { ports: ActorPorts; rec: Recorded } {
   const ports: ActorPorts = {
     store,
     locks: rec.locks,
+    limiters: new Limiters({ store, rules: () => [], now: () => 5_000, granted: () => undefined, lost: () => undefined }),
     now: () => 5_000,
     newAttempt(_actor, context): AttemptHandle {
       const calls: string[] = [];
@@ -42,6 +44,7 @@ function recordingPorts(store: Store): { ports: ActorPorts; rec: Recorded } {
     },
     committed: (actor, done) => void rec.committed.push({ id: actor.id, done }),
     requestLock: (actor) => void rec.lockRequests.push(actor.id),
+    requestSlot: () => undefined,
     lost: (actor) => void rec.lostIds.push(actor.id),
   };
   return { ports, rec };

@@ -17,7 +17,7 @@ function features(config: Config): Record<string, boolean> {
     scoped_promise_table_migration: false,
     protocol_v7: config.enableProtocolV7,
     invoker_yield: false,
-    scoped_virtual_objects: false,
+    scoped_virtual_objects: config.enableVqueues && config.enableScopedVirtualObjects,
     kafka_scope: false,
     scoped_state_table_migration: false,
     unique_random_seeds: false,

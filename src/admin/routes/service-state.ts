@@ -91,11 +91,11 @@ export function serviceStateRoutes(runtime: Runtime, registry: Registry): (route
       const service = registry.getService(name);
       if (!service) throw new AdminError(404, `The requested service '${name}' does not exist`);
       if (service.ty === 'Service') throw new AdminError(400, `Cannot modify state for service type ${service.ty}`);
-      // Scoped state needs the vqueues feature set, which this server does not have (§2.9).
-      if (body.scope !== undefined) throw new AdminError(400, 'scoped state requires vqueues and scoped virtual objects to be enabled');
+      // A scope targets scoped state (§3.4): accepted whatever the features, as the reference does.
       await runtime.submitStateMutation({
         service: service.name,
         key: body.objectKey,
+        ...(body.scope !== undefined ? { scope: body.scope } : {}),
         state: body.newState,
         ...(body.version !== undefined ? { version: body.version } : {}),
       });

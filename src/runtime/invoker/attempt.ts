@@ -9,6 +9,7 @@
  * after the inactivity timeout (§11). It never decides the invocation's fate: it reports End,
  * Suspension, Error or a broken stream to the invocation's machine.
  */
+import { storedService } from '../kernel/state-owner.js';
 import { encodeFrame, FrameDecoder, type Frame } from '../../protocol/framing.js';
 import { decodeNotification, encodeProposeRunCompletionAck, isCommand, isNotification, messageName, MessageType } from '../../protocol/messages.js';
 import type { InvocationStream, StreamHandlers, Transport } from '../../protocol/transport.js';
@@ -193,7 +194,7 @@ export class Attempt implements AttemptHandle {
       const { handler } = this.session!;
       const { target } = this.actor.context;
       const eager = target.key !== undefined && !handler.enableLazyState;
-      const state = eager ? await this.deps.store.readState(this.actor.partition, target.service, target.key!) : undefined;
+      const state = eager ? await this.deps.store.readState(this.actor.partition, storedService(target), target.key!) : undefined;
       if (this.over || this.actor.attempt !== this) return;
       this.sentUpTo = this.actor.journal.length;
       this.stream!.write(
@@ -264,7 +265,8 @@ export class Attempt implements AttemptHandle {
     const { target } = this.actor.context;
     if (target.serviceTy !== 'Workflow' || target.key === undefined || !frames.some((f) => PROMISE_COMMANDS.has(f.type))) return this.commitBatch(frames);
     const { promises, store } = this.deps;
-    return promises.run(target.service, target.key, () => this.commitBatch(frames, new PromiseChanges(store, this.actor.partition, target.service, target.key!)));
+    const owner = storedService(target);
+    return promises.run(owner, target.key, () => this.commitBatch(frames, new PromiseChanges(store, this.actor.partition, owner, target.key!)));
   }
 
   private async commitBatch(frames: Frame[], promises?: PromiseChanges): Promise<void> {
@@ -286,7 +288,9 @@ export class Attempt implements AttemptHandle {
     for (const offset of batch.acks) this.acks.add(journalAt + offset);
     const events: InvocationEvent[] = this.pin ? [{ type: 'pinDeployment', deploymentId: this.pin, now }, ...batch.events] : batch.events;
     this.pin = undefined;
-    const { service, key } = this.actor.context.target;
+    const { target } = this.actor.context;
+    const service = storedService(target);
+    const key = target.key;
     await this.actor.commit({
       events,
       entries: batch.entries,

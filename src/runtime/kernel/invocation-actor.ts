@@ -20,6 +20,7 @@ import type { JournalEntry, OutboxMessage, Store, Timer, Transition } from '../.
 import type { PersistedInvocation } from '../types.js';
 import { isSatisfied } from './awaiting.js';
 import { JournalView } from './journal.js';
+import { slotRecords, type Limiters } from './limiters.js';
 import type { ObjectLocks } from './object-keys.js';
 import { restoreInvocation, type InvocationSnapshot } from './persisted.js';
 import { transitionOf, type ExtraWrites } from './plan.js';
@@ -62,6 +63,7 @@ export interface Committed {
 export interface ActorPorts {
   readonly store: Store;
   readonly locks: ObjectLocks;
+  readonly limiters: Limiters;
   now(): number;
   /** A new attempt whose stream opens at once, while the commit that starts it is stored. */
   newAttempt(actor: InvocationActor, context: InvocationContext): AttemptHandle;
@@ -69,6 +71,8 @@ export interface ActorPorts {
   committed(actor: InvocationActor, done: Committed): void;
   /** Queue a `pending` invocation for its key's lock (again, after a restart: acquiring is idempotent). */
   requestLock(actor: InvocationActor): void;
+  /** The same for its scope's slot. */
+  requestSlot(actor: InvocationActor): void;
   /** A commit failed and its outcome is unknown: the actor is dropped, to be read again from the store. */
   lost(actor: InvocationActor, err: unknown): void;
 }
@@ -182,11 +186,13 @@ export class InvocationActor {
     this.unstored.steps.push(...steps);
     this.snapshot = snapshot;
     if (effects.some((e) => e.type === 'startAttempt')) this.startAttempt(this.ports.newAttempt(this, snapshot.context));
+    if (effects.some((e) => e.type === 'requestLock')) this.ports.requestLock(this);
   }
 
   /** Redoes what the committed state asks for, after a rehydration. Call inside `run`. */
   async resume(): Promise<void> {
     if (this.status === 'running' && !this.attempt) this.startAttempt(this.ports.newAttempt(this, this.context));
+    else if (this.status === 'pending' && this.context.gated === true && this.context.slotHeld !== true) this.ports.requestSlot(this);
     else if (this.status === 'pending') this.ports.requestLock(this);
     else if (this.status === 'suspended' && this.context.awaiting && isSatisfied(this.context.awaiting, this.journal)) {
       await this.commit({ events: [{ type: 'wake', now: this.ports.now() }] });
@@ -271,17 +277,43 @@ export class InvocationActor {
     this.settle({ from, to: String(snapshot.value), effects, timers: tx.timersAdd ?? [], outbox: tx.outboxAdd ?? [], granted }, next);
   }
 
-  /** Commits; an exclusive invocation that completes passes its key's lock on in the same commit. */
+  /**
+   * Commits; an invocation that completes gives its scope's slot back and (exclusive) passes
+   * its key's lock on, all in the same commit. The limiter is taken before the lock, always.
+   * Answers who got the lock; the limiter tells who got the slot (kernel/limiters.ts `settled`).
+   */
   private async persist(tx: Transition, context: InvocationContext, effects: InvocationEffect[]): Promise<string[]> {
-    const { target, exclusive } = context;
-    if (exclusive !== true || target.key === undefined || !effects.some((e) => e.type === 'releaseLock')) {
-      await this.ports.store.commit(tx);
-      return [];
-    }
-    const change = await this.ports.locks.with(this.partition, target.service, target.key, (lock) =>
-      lock.change({ type: 'release', invocationId: this.id }, (c) => this.ports.store.commit({ ...tx, records: [...(tx.records ?? []), c.record] })),
+    const releases = effects.some((e) => e.type === 'releaseLock');
+    const { target, exclusive, gated } = context;
+    const withLock = async (t: Transition): Promise<string[]> => {
+      if (!releases || exclusive !== true || target.key === undefined) {
+        await this.ports.store.commit(t);
+        return [];
+      }
+      const change = await this.ports.locks.with(
+        this.partition,
+        target.service,
+        target.key,
+        (lock) => lock.change({ type: 'release', invocationId: this.id }, (c) => this.ports.store.commit({ ...t, records: [...(t.records ?? []), c.record] })),
+        target.scope,
+      );
+      return change.granted;
+    };
+    if (!releases || gated !== true || target.scope === undefined) return withLock(tx);
+    let locks: string[] = [];
+    const scope = target.scope;
+    // Urgent: the slot given back lets a waiter run; new invocations asking for one can wait.
+    const slot = await this.ports.limiters.with(
+      this.partition,
+      scope,
+      (limiter) =>
+        limiter.change({ type: 'release', invocationId: this.id }, async (c) => {
+          locks = await withLock({ ...tx, records: [...(tx.records ?? []), ...slotRecords(c)] });
+        }),
+      true,
     );
-    return change.granted;
+    this.ports.limiters.settled(this.partition, scope, slot);
+    return locks;
   }
 
   private settle(done: Committed, next: AttemptHandle | undefined): void {

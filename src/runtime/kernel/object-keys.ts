@@ -16,6 +16,7 @@
 import { objectKeyEffects, objectKeySteps, type ObjectKeyEvent } from '../../../machines/object-key.js';
 import type { RecordWrite, Store } from '../../store/types.js';
 import { objectRecordKey, persistObjectKey, readObjectKey, RecordKind, restoreObjectKey, type ObjectKeySnapshot } from './persisted.js';
+import { RecordActor } from './record-actor.js';
 import { SerialQueue } from './serial-queue.js';
 import { ActorRetired } from './retired.js';
 import { SingleFlight } from './single-flight.js';
@@ -27,23 +28,29 @@ export interface LockChange {
   granted: string[];
 }
 
-export class ObjectKeyActor {
+export class ObjectKeyActor extends RecordActor<ObjectKeySnapshot, LockChange> {
   private readonly queue = new SerialQueue();
-  private stale = false;
   /** Left memory (kernel/retired.ts): every later job is refused. */
   private retired = false;
 
-  /**
-   * @param stored the record exactly as the store holds it (null: none yet), expected by the
-   *   next change
-   */
   constructor(
     readonly service: string,
     readonly key: string,
-    private snapshot: ObjectKeySnapshot,
-    private stored: unknown,
+    readonly scope: string | undefined,
+    snapshot: ObjectKeySnapshot,
+    stored: unknown,
     private readonly forget: (actor: ObjectKeyActor, err: unknown) => void,
-  ) {}
+  ) {
+    super(snapshot, stored);
+  }
+
+  protected get name(): string {
+    return `the lock of ${this.service}/${this.key}`;
+  }
+
+  protected lost(err: unknown): void {
+    this.forget(this, err);
+  }
 
   get holder(): string | undefined {
     return this.snapshot.context.holder;
@@ -84,23 +91,15 @@ export class ObjectKeyActor {
    * The in-memory state moves only once that commit succeeded. Call inside `run`.
    */
   async change(event: ObjectKeyEvent, commit: (change: LockChange) => Promise<void>): Promise<LockChange> {
-    if (this.stale) throw new Error(`the lock of ${this.service}/${this.key} must be read again from the store`);
+    this.checkFresh();
     const [next, actions] = objectKeySteps.next(this.snapshot, event);
     const change: LockChange = {
-      record: { kind: RecordKind.objectKey, key: objectRecordKey(this.service, this.key), value: persistObjectKey(next), expect: this.stored },
+      record: { kind: RecordKind.objectKey, key: objectRecordKey(this.service, this.key, this.scope), value: persistObjectKey(next), expect: this.stored },
       granted: objectKeyEffects(actions).map((e) => e.params.invocationId),
     };
-    try {
-      await commit(change);
-    } catch (err) {
-      this.stale = true;
-      this.forget(this, err);
-      throw err;
-    }
-    this.snapshot = next;
-    this.stored = change.record.value;
-    return change;
+    return this.apply(next, change, commit);
   }
+
 }
 
 /** Free keys kept in memory beyond this many are let go, least recently used first. */
@@ -125,9 +124,9 @@ export class ObjectLocks {
    * Runs `job` on the key's lock actor, in its queue; a job that reaches an actor after it left
    * memory runs on the one loaded in its place.
    */
-  async with<T>(partition: number, service: string, key: string, job: (lock: ObjectKeyActor) => Promise<T>): Promise<T> {
+  async with<T>(partition: number, service: string, key: string, job: (lock: ObjectKeyActor) => Promise<T>, scope?: string): Promise<T> {
     for (;;) {
-      const lock = await this.get(partition, service, key);
+      const lock = await this.get(partition, service, key, scope);
       try {
         return await lock.run(() => job(lock));
       } catch (err) {
@@ -137,8 +136,8 @@ export class ObjectLocks {
   }
 
   /** The key's lock actor as it is now (to read its holder); changes go through `with`. */
-  async get(partition: number, service: string, key: string): Promise<ObjectKeyActor> {
-    const id = objectRecordKey(service, key);
+  async get(partition: number, service: string, key: string, scope?: string): Promise<ObjectKeyActor> {
+    const id = objectRecordKey(service, key, scope);
     const live = this.actors.get(id);
     if (live && !live.isRetired) {
       this.actors.delete(id);
@@ -148,7 +147,7 @@ export class ObjectLocks {
     return this.loading.run(id, async () => {
       const stored = await this.store.getRecord(partition, RecordKind.objectKey, id);
       const snapshot = stored !== undefined ? restoreObjectKey(readObjectKey(stored)) : objectKeySteps.initial({ service, key })[0];
-      const actor = new ObjectKeyActor(service, key, snapshot, stored ?? null, (a, err) => {
+      const actor = new ObjectKeyActor(service, key, scope, snapshot, stored ?? null, (a, err) => {
         this.drop(id, a);
         this.lost(partition, err);
       });

@@ -7,16 +7,35 @@
  */
 import type { SnapshotFrom } from 'xstate';
 import { invocationMachine, retentionEnd, type InvocationContext } from '../../../machines/invocation.js';
+import { limiterMachine, type LimiterContext } from '../../../machines/limiter.js';
 import { objectKeyMachine, type ObjectKeyContext } from '../../../machines/object-key.js';
 import type { CompletedInvocation, PersistedInvocation } from '../types.js';
 
 export type InvocationSnapshot = SnapshotFrom<typeof invocationMachine>;
 export type ObjectKeySnapshot = SnapshotFrom<typeof objectKeyMachine>;
+export type LimiterSnapshot = SnapshotFrom<typeof limiterMachine>;
 
 export interface PersistedObjectKey {
   v: 1;
   value: string;
   context: ObjectKeyContext;
+}
+
+/**
+ * A scope's limiter is stored as this head record plus one `limiterWaiter` record per waiting
+ * invocation, so a change writes what changed rather than the whole queue. `context.waiting`
+ * is stored empty; `nextSeq` numbers the waiters in arrival order.
+ */
+export interface PersistedLimiter {
+  v: 1;
+  value: string;
+  context: LimiterContext;
+  nextSeq: number;
+}
+
+export interface PersistedWaiter {
+  seq: number;
+  slot: LimiterContext['waiting'][number];
 }
 
 /** Record kinds of a partition (store `records`). */
@@ -31,6 +50,10 @@ export const RecordKind = {
   signalDelivery: 'signalDelivery',
   /** Attach commands waiting for their target, in the caller's partition (services/attachments.ts). */
   attachWait: 'attachWait',
+  /** One per scope, in the scope's partition: its slots and paused queues (kernel/limiters.ts). */
+  limiter: 'limiter',
+  /** One per invocation waiting for its scope's slot, key `limiterWaiterKey` (kernel/limiters.ts). */
+  limiterWaiter: 'limiterWaiter',
 } as const;
 
 /** An Attach command that waits for its target: written with the command, removed with its answer. */
@@ -44,9 +67,9 @@ export function attachWaitKey(callerId: string, completionId: number): string {
   return `${callerId}/${completionId}`;
 }
 
-/** The record key of a virtual-object key or workflow id. */
-export function objectRecordKey(service: string, key: string): string {
-  return JSON.stringify([service, key]);
+/** The record key of a virtual-object key or workflow id; a scoped one is another key than the unscoped one. */
+export function objectRecordKey(service: string, key: string, scope?: string): string {
+  return JSON.stringify(scope === undefined ? [service, key] : [service, key, scope]);
 }
 
 class UnreadableRecord extends Error {
@@ -76,6 +99,31 @@ export function readInvocation(raw: unknown): PersistedInvocation {
 
 export function readObjectKey(raw: unknown): PersistedObjectKey {
   return readSnapshot<ObjectKeyContext>('object key', raw);
+}
+
+export function limiterWaiterKey(scope: string, invocationId: string): string {
+  return JSON.stringify([scope, invocationId]);
+}
+
+/** Whether a `limiterWaiter` record key belongs to this scope. */
+export function isWaiterOf(scope: string, key: string): boolean {
+  return key.startsWith(`${JSON.stringify([scope]).slice(0, -1)},`);
+}
+
+export function readLimiter(raw: unknown): PersistedLimiter {
+  const snapshot = readSnapshot<LimiterContext>('limiter', raw);
+  const nextSeq = (raw as { nextSeq?: unknown }).nextSeq;
+  return { ...snapshot, nextSeq: typeof nextSeq === 'number' ? nextSeq : 0 };
+}
+
+export function persistLimiter(snapshot: LimiterSnapshot, nextSeq: number): PersistedLimiter {
+  return { v: 1, value: String(snapshot.value), context: { ...snapshot.context, waiting: [] }, nextSeq };
+}
+
+/** The head record and the scope's waiter records, the waiters in arrival order. */
+export function restoreLimiter(p: PersistedLimiter, waiters: PersistedWaiter[]): LimiterSnapshot {
+  const waiting = [...waiters].sort((a, b) => a.seq - b.seq).map((w) => w.slot);
+  return limiterMachine.resolveState({ value: p.value, context: { ...p.context, waiting } });
 }
 
 export function persistInvocation(snapshot: InvocationSnapshot): PersistedInvocation {

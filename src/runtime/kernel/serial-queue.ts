@@ -27,3 +27,28 @@ export class KeyedSerialQueue {
     return next;
   }
 }
+
+/**
+ * A serial queue whose urgent jobs go before the ordinary ones still waiting (never before the
+ * one running). A scope's limiter uses it so that giving a slot back, which lets a waiter run,
+ * does not wait behind a flood of new invocations asking for one.
+ */
+export class PriorityQueue {
+  private readonly urgent: Array<() => Promise<void>> = [];
+  private readonly ordinary: Array<() => Promise<void>> = [];
+  private running = false;
+
+  run<T>(job: () => Promise<T>, urgent = false): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      // Through a promise, so a job that throws at once fails alone and the queue goes on.
+      (urgent ? this.urgent : this.ordinary).push(() => Promise.resolve().then(job).then(resolve, reject));
+      if (!this.running) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    for (let next = this.urgent.shift() ?? this.ordinary.shift(); next; next = this.urgent.shift() ?? this.ordinary.shift()) await next();
+    this.running = false;
+  }
+}

@@ -9,10 +9,10 @@ import type { InvokeRequest } from '../types.js';
 
 /** The deterministic id of an invocation that must exist only once, if it is one. */
 export function identityOf(req: InvokeRequest, handler: EffectiveHandler | undefined): string | undefined {
-  const { service, handler: name, key } = req.target;
-  if (handler && isWorkflowRun(handler) && key !== undefined) return workflowRunId(service, key);
+  const { service, handler: name, key, scope } = req.target;
+  if (handler && isWorkflowRun(handler) && key !== undefined) return workflowRunId(service, key, scope);
   if (req.idempotencyKey === undefined) return undefined;
-  return idempotentInvocationId(service, key, name, req.idempotencyKey);
+  return idempotentInvocationId(service, key, name, req.idempotencyKey, scope);
 }
 
 /** How long the completed invocation stays; the auto key of the ingress does not count (reference §2.5). */

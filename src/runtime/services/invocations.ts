@@ -6,6 +6,7 @@ import type { InvocationInput } from '../../../machines/invocation.js';
 import { encodeInputCommand, MessageType } from '../../protocol/messages.js';
 import { invocationIdToString, newInvocationId, partitionKeyOf, randomPartitionKey } from '../../protocol/ids.js';
 import type { Registry } from '../../registry/registry.js';
+import { vqueueIdOf } from '../../registry/resource-id.js';
 import type { EffectiveHandler } from '../../registry/types.js';
 import type { JournalEntry } from '../../store/types.js';
 import { InvocationActor, type ActorPorts } from '../kernel/invocation-actor.js';
@@ -23,6 +24,8 @@ export interface InvocationsDeps {
   readonly ports: ActorPorts;
   now(): number;
 }
+
+const partitionKeyFor = (key: string | undefined): bigint => (key !== undefined ? partitionKeyOf(key) : randomPartitionKey());
 
 export class Invocations {
   /** Creations of one id run one after the other, so "exists?" and "create" cannot interleave. */
@@ -42,7 +45,7 @@ export class Invocations {
     const id =
       req.invocationId ??
       dedupe ??
-      invocationIdToString(newInvocationId(req.target.key !== undefined ? partitionKeyOf(req.target.key) : randomPartitionKey()));
+      invocationIdToString(newInvocationId(partitionKeyFor(req.target.scope ?? req.target.key)));
     if (!dedupe) return this.create(id, req, handler);
     return this.creating.run(id, async () => {
       if (this.deps.actors.has(id) || (await this.deps.actors.stored(id))) return { invocationId: id, previous: true };
@@ -85,23 +88,34 @@ export class Invocations {
     const input = this.inputOf(id, req, handler, now);
     const entries: JournalEntry[] = req.journal ?? [{ type: MessageType.InputCommand, payload: encodeInputCommand({ headers: req.headers, value: req.input, name: '' }) }];
     const delayed = req.executeAt !== undefined && req.executeAt > now;
-    const actor = input.exclusive && !delayed ? await this.createHoldingLock(partition, input, entries) : await InvocationActor.create(this.deps.ports, partition, input, entries);
+    // A scoped invocation asks its scope for a slot once it is stored (machines/invocation.ts
+    // `requestSlot`), and takes its key's lock only once it has one.
+    const actor =
+      input.exclusive && !input.gated && !delayed
+        ? await this.createHoldingLock(partition, input, entries)
+        : await InvocationActor.create(this.deps.ports, partition, input, entries);
     if (actor.status !== 'completed') this.deps.actors.add(actor);
     return { invocationId: id, previous: false, ...(req.executeAt !== undefined ? { executeAt: Math.max(req.executeAt, now) } : {}) };
   }
 
   /** Taking the key's lock (or a place in its inbox) is part of the creating commit. */
   private async createHoldingLock(partition: number, input: InvocationInput, entries: JournalEntry[]): Promise<InvocationActor> {
-    const { service, key } = input.target;
-    return this.deps.locks.with(partition, service, key!, async (lock) => {
-      let created: InvocationActor | undefined;
-      await lock.change({ type: 'acquire', invocationId: input.id }, async (change) => {
-        created = await InvocationActor.create(this.deps.ports, partition, { ...input, lockHeld: change.granted.includes(input.id) }, entries, { records: [change.record] });
-        // Known before the key's queue moves on, so a grant finds this actor, not a second copy.
-        if (created.status !== 'completed') this.deps.actors.add(created);
-      });
-      return created!;
-    });
+    const { service, key, scope } = input.target;
+    return this.deps.locks.with(
+      partition,
+      service,
+      key!,
+      async (lock) => {
+        let created: InvocationActor | undefined;
+        await lock.change({ type: 'acquire', invocationId: input.id }, async (change) => {
+          created = await InvocationActor.create(this.deps.ports, partition, { ...input, lockHeld: change.granted.includes(input.id) }, entries, { records: [change.record] });
+          // Known before the key's queue moves on, so a grant finds this actor, not a second copy.
+          if (created.status !== 'completed') this.deps.actors.add(created);
+        });
+        return created!;
+      },
+      scope,
+    );
   }
 
   private inputOf(id: string, req: InvokeRequest, handler: EffectiveHandler | undefined, now: number): InvocationInput {
@@ -126,7 +140,17 @@ export class Invocations {
       ...(req.restartedFrom !== undefined ? { restartedFrom: req.restartedFrom } : {}),
       ...(deploymentId !== undefined ? { deploymentId } : {}),
       ...(req.traceparent ? { traceparent: req.traceparent } : {}),
+      ...this.flowOf(req, exclusive),
     };
+  }
+
+  /** A scoped invocation waits for its scope's limiter; its virtual queue is named by service, scope, limit key and lock. */
+  private flowOf(req: InvokeRequest, exclusive: boolean): Partial<InvocationInput> {
+    const { scope, service, key } = req.target;
+    if (scope === undefined) return {};
+    const lockName = exclusive ? `${service}/${key!}` : null;
+    const vqueueId = vqueueIdOf(partitionKeyOf(scope), [service, scope, req.limitKey ?? null, lockName]);
+    return { gated: true, vqueueId, ...(req.limitKey !== undefined ? { limitKey: req.limitKey } : {}) };
   }
 
   /**

@@ -34,13 +34,13 @@ export class LockGrants {
   }
 
   private async queue(actor: InvocationActor): Promise<void> {
-    const { service, key } = actor.context.target;
+    const { service, key, scope } = actor.context.target;
     const holds = await this.deps.locks.with(actor.partition, service, key!, async (lock) => {
       if (!lock.has(actor.id)) {
         await lock.change({ type: 'acquire', invocationId: actor.id }, (change) => this.deps.store.commit({ partition: actor.partition, records: [change.record] }));
       }
       return lock.holder === actor.id;
-    });
+    }, scope);
     if (holds) this.granted(actor.id);
   }
 

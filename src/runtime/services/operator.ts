@@ -287,6 +287,8 @@ export async function restartAsNew(rt: OperatorDeps, id: string, opts: RestartOp
     invocationId: newId,
     journal: entries,
     ...(deploymentId !== undefined ? { deploymentId } : {}),
+    // A scoped invocation restarts in its scope and queue, under the same limit rules.
+    ...(old.limitKey !== undefined ? { limitKey: old.limitKey } : {}),
   });
   return { newInvocationId: newId };
 }

@@ -16,6 +16,7 @@ import type { StateOp, Store } from '../../store/types.js';
 import type { ObjectLocks } from '../kernel/object-keys.js';
 import { partitionOf } from '../kernel/partitioning.js';
 import { RecordKind } from '../kernel/persisted.js';
+import { storedService } from '../kernel/state-owner.js';
 import type { RetryScheduler } from './retry.js';
 
 const PREFIX = 'statemut_';
@@ -23,6 +24,8 @@ const PREFIX = 'statemut_';
 interface PendingMutation {
   service: string;
   key: string;
+  /** A scoped key's state (scoped virtual objects). */
+  scope?: string;
   version?: string;
   /** Entries of the new state; values base64, so the record stays JSON. */
   state: Array<[string, string]>;
@@ -31,6 +34,7 @@ interface PendingMutation {
 export interface StateMutation {
   service: string;
   key: string;
+  scope?: string;
   /** `stateVersion` of the state this mutation expects to replace; absent = replace whatever is there. */
   version?: string;
   state: Map<string, Uint8Array>;
@@ -80,20 +84,28 @@ export class StateMutations {
    */
   async submit(m: StateMutation): Promise<void> {
     const { store, locks, partitions } = this.deps;
-    const partition = partitionOf(partitionKeyOf(m.key), partitions);
+    // The partition of the key's invocations: the scope's, for a scoped key (kernel/ids.ts).
+    const partition = partitionOf(partitionKeyOf(m.scope ?? m.key), partitions);
     const id = `${PREFIX}${partition}_${randomUUID()}`;
     const pending: PendingMutation = {
       service: m.service,
       key: m.key,
+      ...(m.scope !== undefined ? { scope: m.scope } : {}),
       ...(m.version !== undefined ? { version: m.version } : {}),
       state: [...m.state].map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
     };
-    const granted = await locks.with(partition, m.service, m.key, async (lock) => {
-      const change = await lock.change({ type: 'acquire', invocationId: id }, (c) =>
-        store.commit({ partition, records: [c.record, { kind: RecordKind.stateMutation, key: id, value: pending }] }),
-      );
-      return change.granted.includes(id);
-    });
+    const granted = await locks.with(
+      partition,
+      m.service,
+      m.key,
+      async (lock) => {
+        const change = await lock.change({ type: 'acquire', invocationId: id }, (c) =>
+          store.commit({ partition, records: [c.record, { kind: RecordKind.stateMutation, key: id, value: pending }] }),
+        );
+        return change.granted.includes(id);
+      },
+      m.scope,
+    );
     // A free key: applied before answering. It is stored already, so a failure here is retried.
     if (granted) await this.apply(id).catch((err: unknown) => this.retryLater(id, err));
   }
@@ -115,7 +127,7 @@ export class StateMutations {
         const pending = (await this.deps.store.getRecord(p, RecordKind.stateMutation, id)) as PendingMutation | undefined;
         if (!pending) continue;
         found++;
-        const lock = await this.deps.locks.get(p, pending.service, pending.key);
+        const lock = await this.deps.locks.get(p, pending.service, pending.key, pending.scope);
         if (lock.holder === id) this.granted(id);
       }
     }
@@ -132,21 +144,28 @@ export class StateMutations {
     const partition = partitionOfMutation(id);
     const pending = (await store.getRecord(partition, RecordKind.stateMutation, id)) as PendingMutation | undefined;
     if (!pending) return; // applied already
-    const granted = await locks.with(partition, pending.service, pending.key, async (lock) => {
-      if (lock.holder !== id) return [];
-      let ops: StateOp[] = [];
-      if (pending.version === undefined || stateVersion(await store.readState(partition, pending.service, pending.key)) === pending.version) {
-        ops = [{ op: 'clearAll' }, ...pending.state.map(([key, value]): StateOp => ({ op: 'set', key, value: Buffer.from(value, 'base64') }))];
-      }
-      const change = await lock.change({ type: 'release', invocationId: id }, (c) =>
-        store.commit({
-          partition,
-          ...(ops.length > 0 ? { state: [{ service: pending.service, key: pending.key, ops }] } : {}),
-          records: [c.record, { kind: RecordKind.stateMutation, key: id, value: null }],
-        }),
-      );
-      return change.granted;
-    });
+    const owner = storedService(pending);
+    const granted = await locks.with(
+      partition,
+      pending.service,
+      pending.key,
+      async (lock) => {
+        if (lock.holder !== id) return [];
+        let ops: StateOp[] = [];
+        if (pending.version === undefined || stateVersion(await store.readState(partition, owner, pending.key)) === pending.version) {
+          ops = [{ op: 'clearAll' }, ...pending.state.map(([key, value]): StateOp => ({ op: 'set', key, value: Buffer.from(value, 'base64') }))];
+        }
+        const change = await lock.change({ type: 'release', invocationId: id }, (c) =>
+          store.commit({
+            partition,
+            ...(ops.length > 0 ? { state: [{ service: owner, key: pending.key, ops }] } : {}),
+            records: [c.record, { kind: RecordKind.stateMutation, key: id, value: null }],
+          }),
+        );
+        return change.granted;
+      },
+      pending.scope,
+    );
     this.deps.granted(granted);
   }
 }

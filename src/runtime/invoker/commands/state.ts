@@ -3,6 +3,7 @@
  * the batch's commit; lazy reads are answered at once, from the store plus the writes of
  * earlier commands of the same batch.
  */
+import { storedService } from '../../kernel/state-owner.js';
 import {
   decodeClearStateCommand,
   decodeGetLazyStateCommand,
@@ -57,7 +58,7 @@ export async function stateCommand(scope: CommandScope, entry: JournalEntry): Pr
       requireKeyed(scope, false);
       const c = decodeGetLazyStateCommand(entry.payload);
       const key = utf8(c.key);
-      const stored = await scope.store.readStateKey(scope.partition, scope.target.service, scope.target.key!, key);
+      const stored = await scope.store.readStateKey(scope.partition, storedService(scope.target), scope.target.key!, key);
       const value = withPending(scope, stored === undefined ? new Map() : new Map([[key, stored]])).get(key);
       const n = value === undefined ? { completionId: c.resultCompletionId, void: true as const } : { completionId: c.resultCompletionId, value };
       out.notifications.push({ type: MessageType.GetLazyStateCompletionNotification, payload: encodeNotification(n) });
@@ -66,7 +67,7 @@ export async function stateCommand(scope: CommandScope, entry: JournalEntry): Pr
     case MessageType.GetLazyStateKeysCommand: {
       requireKeyed(scope, false);
       const c = decodeGetLazyStateKeysCommand(entry.payload);
-      const state = withPending(scope, await scope.store.readState(scope.partition, scope.target.service, scope.target.key!));
+      const state = withPending(scope, await scope.store.readState(scope.partition, storedService(scope.target), scope.target.key!));
       const stateKeys = [...state.keys()].sort().map((k) => Buffer.from(k, 'utf8'));
       out.notifications.push({ type: MessageType.GetLazyStateKeysCompletionNotification, payload: encodeNotification({ completionId: c.resultCompletionId, stateKeys }) });
       break;

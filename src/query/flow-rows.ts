@@ -1,0 +1,97 @@
+/**
+ * The flow-control tables, read from the scopes' limiter records (machines/limiter.ts):
+ * `sys_vqueue_meta` (one row per virtual queue), `sys_scheduler` (one row per queue with
+ * waiting invocations, and what blocks its head: `blocked_on`) and `sys_user_limits` (one row
+ * per rule bucket in use). Durations and counters the limiter does not keep are null.
+ */
+import { blockedOn, matchingBuckets, type LimiterContext } from '../../machines/limiter.js';
+import { partitionKeyOf } from '../protocol/ids.js';
+import { loadLimiter } from '../runtime/kernel/limiters.js';
+import { RecordKind } from '../runtime/kernel/persisted.js';
+import type { Store } from '../store/types.js';
+import type { Row } from './result.js';
+
+export async function limiterContexts(store: Store, partitions: number): Promise<LimiterContext[]> {
+  const out: LimiterContext[] = [];
+  for (let p = 0; p < partitions; p++) {
+    for (const scope of await store.listRecords(p, RecordKind.limiter)) out.push((await loadLimiter(store, p, scope)).snapshot.context);
+  }
+  return out;
+}
+
+export function vqueueMetaRows(limiters: LimiterContext[]): Row[] {
+  return limiters.flatMap((l) =>
+    Object.entries(l.vqueues).map(([id, q]): Row => {
+      const inbox = l.waiting.filter((s) => s.vqueue === id).length;
+      const running = l.running.filter((s) => s.vqueue === id).length;
+      return {
+        partition_key: partitionKeyOf(l.scope),
+        id,
+        is_active: inbox + running > 0,
+        queue_is_paused: l.paused.includes(id),
+        service_name: q.service,
+        scope: l.scope,
+        limit_key: q.limitKey,
+        lock_name: q.lockName,
+        created_at: q.createdAt,
+        last_enqueued_at: q.lastEnqueuedAt,
+        last_start_at: q.lastStartAt,
+        last_attempt_at: q.lastStartAt,
+        last_finish_at: q.lastFinishAt,
+        num_inbox: BigInt(inbox),
+        num_running: BigInt(running),
+        num_finished: BigInt(q.finished),
+      };
+    }),
+  );
+}
+
+export function schedulerRows(limiters: LimiterContext[], now: number): Row[] {
+  return limiters.flatMap((l) => {
+    const heads = new Map<string, LimiterContext['waiting'][number]>();
+    for (const slot of l.waiting) if (!heads.has(slot.vqueue)) heads.set(slot.vqueue, slot);
+    return [...heads].map(([id, head]): Row => {
+      const blocked = blockedOn(l, head, now);
+      return {
+        partition_key: partitionKeyOf(l.scope),
+        id,
+        num_inbox: BigInt(l.waiting.filter((s) => s.vqueue === id).length),
+        status: blocked ? 'blocked' : 'ready',
+        head_entry_id: head.invocationId,
+        blocked_on: blocked,
+        blocked_on_json: blocked ? JSON.stringify({ resource: blocked }) : undefined,
+      };
+    });
+  });
+}
+
+const LEVELS = ['Scope', 'Level1', 'Level2'] as const;
+
+export function userLimitRows(limiters: LimiterContext[]): Row[] {
+  return limiters.flatMap((l) => {
+    const rows = new Map<string, Row>();
+    const count = (limitKey: string | undefined, field: 'usage' | 'num_waiters') => {
+      for (const { rule, bucket } of matchingBuckets(l.rules, l.scope, limitKey)) {
+        if (rule.concurrency === undefined) continue;
+        const values = bucket.slice(bucket.indexOf('|') + 1).split('/');
+        const row = rows.get(bucket) ?? {
+          partition_key: partitionKeyOf(l.scope),
+          scope: l.scope,
+          l1: values[1],
+          l2: values[2],
+          level: LEVELS[values.length - 1],
+          usage: 0,
+          concurrency_limit: rule.concurrency,
+          rule_pattern: rule.pattern,
+          num_waiters: 0n,
+        };
+        if (field === 'usage') row['usage'] = (row['usage'] as number) + 1;
+        else row['num_waiters'] = (row['num_waiters'] as bigint) + 1n;
+        rows.set(bucket, row);
+      }
+    };
+    for (const s of l.running) count(s.limitKey, 'usage');
+    for (const s of l.waiting) count(s.limitKey, 'num_waiters');
+    return [...rows.values()].map((r) => ({ ...r, available: Math.max(0, (r['concurrency_limit'] as number) - (r['usage'] as number)) }));
+  });
+}

@@ -1,0 +1,45 @@
+/**
+ * What the actors persisted as one record each (key locks, scope limiters) share: the snapshot
+ * and the record as the store holds it, and the rule for a change. A change expects the record
+ * to hold what this actor last read or wrote (a compare-and-set in the store); the in-memory
+ * state moves only once the commit that stores it succeeded; a failed commit leaves the outcome
+ * unknown, so the actor is stale from then on and must be read again from the store.
+ */
+import type { RecordWrite } from '../../store/types.js';
+
+export abstract class RecordActor<S, C extends { record: RecordWrite }> {
+  private stale = false;
+
+  /**
+   * @param stored the record exactly as the store holds it (null: none yet), expected by the
+   *   next change
+   */
+  constructor(
+    protected snapshot: S,
+    protected stored: unknown,
+  ) {}
+
+  /** What the actor is, for messages. */
+  protected abstract readonly name: string;
+
+  /** A commit failed: the actor leaves, its outcome unknown. */
+  protected abstract lost(err: unknown): void;
+
+  protected checkFresh(): void {
+    if (this.stale) throw new Error(`${this.name} must be read again from the store`);
+  }
+
+  /** Stores `change` through `commit` (which adds the caller's writes), then moves to `next`. */
+  protected async apply(next: S, change: C, commit: (change: C) => Promise<void>): Promise<C> {
+    try {
+      await commit(change);
+    } catch (err) {
+      this.stale = true;
+      this.lost(err);
+      throw err;
+    }
+    this.snapshot = next;
+    this.stored = change.record.value;
+    return change;
+  }
+}
