@@ -75,7 +75,7 @@ export class NatsJetStreamSource implements MessageSource {
 
   async lag(): Promise<number | undefined> {
     if (!this.consumer) return undefined;
-    const info = await this.consumer.consumer.info(true);
+    const info = await this.consumer.consumer.info();
     return info.num_pending + info.num_ack_pending;
   }
 
