@@ -9,7 +9,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import test from 'ava';
 import { startNats, type RunningNats } from '../support/nats.js';
 import { sqlRows, startStack, type Stack } from '../support/stack.js';
-import { bodyOf, expectEveryMessageOnceInOrder, keyOf, MESSAGES, publishAll, subscribe, type Disruption } from '../support/streaming.js';
+import { bodyOf, expectEveryMessageOnceInOrder, keyOf, killServer, MESSAGES, publishAll, subscribe } from '../support/streaming.js';
 
 /** A stream `ORDERS` over `orders.>`; each message carries its key in the header `key` and a `Nats-Msg-Id`, so a resend after a reconnect is stored once. */
 async function producer(nats: RunningNats) {
@@ -70,18 +70,10 @@ test.serial('SIGKILLs of the server and a restart of nats-server lose no message
   await withStack(async (stack, nats) => {
     const p = await producer(nats);
     await subscribe(stack.admin, 'nats://local/orders.>');
-    const killServer = (atMs: number): Disruption => ({
-      atMs,
-      what: 'SIGKILL the server',
-      run: async () => {
-        await stack.server.kill();
-        await stack.server.restart();
-      },
-    });
     await publishAll((i) => p.publish(i), 6000, [
-      killServer(1500),
+      killServer(stack, 1500),
       { atMs: 3000, what: 'restart nats-server', run: () => nats.restart() },
-      killServer(4500),
+      killServer(stack, 4500),
     ]);
     await expectEveryMessageOnceInOrder(t, stack, 90_000);
     await p.close();

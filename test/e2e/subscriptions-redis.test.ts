@@ -7,7 +7,7 @@
 import test from 'ava';
 import { Redis } from 'ioredis';
 import { sqlRows, startStack, type Stack } from '../support/stack.js';
-import { bodyOf, expectEveryMessageOnceInOrder, keyOf, MESSAGES, publishAll, subscribe, type Disruption } from '../support/streaming.js';
+import { bodyOf, expectEveryMessageOnceInOrder, keyOf, killServer, MESSAGES, publishAll, subscribe } from '../support/streaming.js';
 
 /** Explicit entry ids: an XADD resent after a reconnect cannot add the message twice. */
 function producer(url: string, stream: string) {
@@ -60,18 +60,10 @@ test.serial('SIGKILLs of the server and a restart of redis-server lose no messag
   await withStack(async (stack) => {
     await subscribe(stack.admin, 'redis-stream://orders');
     const p = producer(stack.redis!.url, 'orders');
-    const killServer = (atMs: number): Disruption => ({
-      atMs,
-      what: 'SIGKILL the server',
-      run: async () => {
-        await stack.server.kill();
-        await stack.server.restart();
-      },
-    });
     await publishAll((i) => p.publish(i), 6000, [
-      killServer(1500),
+      killServer(stack, 1500),
       { atMs: 3000, what: 'restart redis-server', run: () => stack.redis!.restart() },
-      killServer(4500),
+      killServer(stack, 4500),
     ]);
     await expectEveryMessageOnceInOrder(t, stack, 90_000);
     await p.close();

@@ -29,6 +29,16 @@ export interface Disruption {
   run(): Promise<void>;
 }
 
+/** SIGKILL the server and start it again on the same data. */
+export const killServer = (stack: Stack, atMs: number): Disruption => ({
+  atMs,
+  what: 'SIGKILL the server',
+  run: async () => {
+    await stack.server.kill();
+    await stack.server.restart();
+  },
+});
+
 /**
  * Publishes message 0..MESSAGES-1 in order over about `durationMs`, while the disruptions run
  * at their times (one after another, beside the publishing).
