@@ -4,7 +4,11 @@
 //
 // Served by serve.mjs (READY port on stdout).
 import * as restate from '@restatedev/restate-sdk';
-import { serve } from './serve.mjs';
+import { counters, serve } from './serve.mjs';
+
+const { counts } = counters();
+/** Ms from the broker taking each message (its `kafka.timestamp`) to the benchmark's handler running. */
+counts.lags = [];
 
 const log = restate.object({
   name: 'Log',
@@ -19,7 +23,15 @@ const log = restate.object({
   },
 });
 
-// The benchmark's sink: does nothing, so what is measured is the path from the stream to the handler.
-const noop = restate.object({ name: 'Noop', handlers: { take: async () => undefined } });
+// The benchmark's sink (scripts/bench-subscriptions.mjs): does nothing but note how late it runs,
+// so what is measured is the path from the stream to the handler.
+const noop = restate.object({
+  name: 'Noop',
+  handlers: {
+    take: async (ctx) => {
+      counts.lags.push(Date.now() - Number(ctx.request().headers.get('kafka.timestamp')));
+    },
+  },
+});
 
-serve(restate.endpoint().bind(log).bind(noop));
+serve(restate.endpoint().bind(log).bind(noop), { counts });
