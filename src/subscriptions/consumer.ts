@@ -28,7 +28,7 @@ export interface SinkRuntime {
 }
 
 export interface ConsumerDeps {
-  registry: Registry;
+  registry: Pick<Registry, 'resolveHandler'>;
   runtime: SinkRuntime;
   log: Logger;
   /** Invocations of one subscription created and not yet completed, at most. */
@@ -63,8 +63,10 @@ export class SubscriptionConsumer {
     this.running = this.consume();
   }
 
+  /** The broker's count, or undefined when it does not answer within a second (a `/query` must not hang on a broker). */
   lag(): Promise<number | undefined> {
-    return this.source.lag().catch(() => undefined);
+    const timeout = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 1000).unref());
+    return Promise.race([this.source.lag().catch(() => undefined), timeout]);
   }
 
   /** Stops reading; what was read and not acknowledged is delivered again to the next consumer. */
