@@ -3,6 +3,7 @@
  * started when a subscription appears and stopped when it is deleted. It follows the
  * registry's extras by looking at them every second (they change only through the admin API).
  */
+import type { SubscriptionProgressRow } from '../query/rows.js';
 import type { Registry } from '../registry/registry.js';
 import type { Subscription } from '../registry/extras.js';
 import type { Logger } from '../runtime/types.js';
@@ -17,22 +18,6 @@ export interface EngineDeps {
   log: Logger;
   maxInFlight: number;
   storeRedis?: StoreRedis;
-}
-
-/** One row of `sys_subscription_progress`. */
-export interface SubscriptionProgress {
-  subscriptionId: string;
-  source: string;
-  sink: string;
-  status: 'running' | 'failed';
-  delivered: number;
-  inFlight: number;
-  lag: number | undefined;
-  ratePerSecond: number;
-  lastStream: string | undefined;
-  lastPosition: string | undefined;
-  lastMessageAt: number | undefined;
-  lastError: string | undefined;
 }
 
 export class SubscriptionEngine {
@@ -56,10 +41,10 @@ export class SubscriptionEngine {
     this.consumers.clear();
   }
 
-  async progress(): Promise<SubscriptionProgress[]> {
+  async progress(): Promise<SubscriptionProgressRow[]> {
     const now = Date.now();
     const running = await Promise.all(
-      [...this.consumers.values()].map(async (c): Promise<SubscriptionProgress> => ({
+      [...this.consumers.values()].map(async (c): Promise<SubscriptionProgressRow> => ({
         subscriptionId: c.subscription.id,
         source: c.subscription.source,
         sink: c.subscription.sink,
@@ -74,7 +59,7 @@ export class SubscriptionEngine {
         lastError: c.progress.lastError,
       })),
     );
-    const failed = [...this.failed.values()].map(({ subscription: s, reason }): SubscriptionProgress => ({
+    const failed = [...this.failed.values()].map(({ subscription: s, reason }): SubscriptionProgressRow => ({
       subscriptionId: s.id,
       source: s.source,
       sink: s.sink,
