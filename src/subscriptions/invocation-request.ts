@@ -10,12 +10,15 @@ import type { EffectiveHandler } from '../registry/types.js';
 import type { InvokeRequest } from '../runtime/types.js';
 import type { SourceMessage } from './source.js';
 
-/** The invocation headers Restate gives a handler invoked from a Kafka record; every source uses them. */
+/** The invocation headers Restate gives a handler invoked from a Kafka record, in its order; every source uses them. */
 export const MessageHeader = {
-  key: 'kafka.key',
-  partition: 'kafka.partition',
   offset: 'kafka.offset',
+  topic: 'kafka.topic',
+  partition: 'kafka.partition',
   timestamp: 'kafka.timestamp',
+  subscriptionId: 'restate.subscription.id',
+  /** The key's bytes in URL-safe base64 with padding, as Restate writes it. */
+  key: 'kafka.key',
 } as const;
 
 export function idempotencyKeyOf(subscriptionId: string, m: SourceMessage): string {
@@ -27,13 +30,18 @@ export function objectKeyOf(handler: EffectiveHandler, m: SourceMessage): string
   return handler.service.ty === 'Service' ? undefined : (m.key ?? '');
 }
 
-function headersOf(m: SourceMessage): Header[] {
+const urlSafeBase64 = (text: string) => Buffer.from(text).toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
+
+/** Restate's headers first, then the message's own (Restate passes only its own). */
+function headersOf(subscriptionId: string, m: SourceMessage): Header[] {
   const own: Header[] = [
-    { key: MessageHeader.partition, value: m.stream },
     { key: MessageHeader.offset, value: m.position },
+    { key: MessageHeader.topic, value: m.topic },
+    { key: MessageHeader.partition, value: m.stream },
     { key: MessageHeader.timestamp, value: String(m.timestamp) },
+    { key: MessageHeader.subscriptionId, value: subscriptionId },
   ];
-  if (m.key !== undefined) own.unshift({ key: MessageHeader.key, value: m.key });
+  if (m.key !== undefined) own.push({ key: MessageHeader.key, value: urlSafeBase64(m.key) });
   return [...own, ...m.headers];
 }
 
@@ -42,7 +50,7 @@ export function invocationRequestOf(subscriptionId: string, handler: EffectiveHa
   return {
     target: { service: handler.service.name, handler: handler.handler.name, serviceTy: handler.service.ty, ...(key !== undefined ? { key } : {}) },
     input: m.value,
-    headers: headersOf(m),
+    headers: headersOf(subscriptionId, m),
     retryPolicy: handler.retryPolicy,
     invokedBy: 'subscription',
     subscriptionId,

@@ -6,6 +6,8 @@
 import type { Header } from '../protocol/messages.js';
 
 export interface SourceMessage {
+  /** The Kafka topic, the Redis stream, the NATS subject the message was published to. */
+  topic: string;
   /** Where positions count and order holds: a Kafka partition, a Redis stream, a JetStream stream. */
   stream: string;
   /** The message's place in `stream`: an offset, an entry id, a stream sequence. */

@@ -67,8 +67,10 @@ if (!brokers) {
       await publishAll(publish, 2000);
       const logs = await expectEveryMessageOnceInOrder(t, stack, 90_000);
       const headers = logs.get('k9')!.headers;
-      t.is(headers['kafka.key'], 'k9');
+      t.is(headers['kafka.key'], Buffer.from('k9').toString('base64'));
+      t.is(headers['kafka.topic'], topic);
       t.regex(headers['kafka.partition'] ?? '', /^[0-2]$/);
+      t.is(headers['restate.subscription.id'], id);
       t.regex(headers['kafka.offset'] ?? '', /^\d+$/);
       t.is(headers['source'], 'test');
       const [progress] = await sqlRows(stack.admin, `SELECT * FROM sys_subscription_progress WHERE id = '${id}'`);

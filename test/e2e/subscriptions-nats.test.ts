@@ -57,8 +57,10 @@ test.serial('every message of a JetStream subject invokes the handler once, in k
     await p.close();
 
     const headers = logs.get('k9')!.headers;
-    t.is(headers['kafka.key'], 'k9');
+    t.is(headers['kafka.key'], Buffer.from('k9').toString('base64'));
+    t.is(headers['kafka.topic'], 'orders.k9');
     t.is(headers['kafka.partition'], 'ORDERS');
+    t.is(headers['restate.subscription.id'], id);
     t.is(headers['kafka.offset'], String(MESSAGES));
     t.is(headers['source'], 'test');
     const [progress] = await sqlRows(stack.admin, `SELECT * FROM sys_subscription_progress WHERE id = '${id}'`);

@@ -43,15 +43,17 @@ test.serial('every message of a Redis stream invokes the handler once, in key or
     await p.close();
 
     const headers = logs.get('k9')!.headers;
-    t.is(headers['kafka.key'], 'k9');
+    t.is(headers['kafka.key'], Buffer.from('k9').toString('base64'));
+    t.is(headers['kafka.topic'], 'orders');
     t.is(headers['kafka.partition'], 'orders');
     t.regex(headers['kafka.offset'] ?? '', /^\d+-1000$/);
     t.is(headers['kafka.timestamp'], headers['kafka.offset']!.split('-')[0]);
+    t.is(headers['restate.subscription.id'], id);
     t.is(headers['source'], 'test');
 
     const [progress] = await sqlRows(stack.admin, `SELECT * FROM sys_subscription_progress WHERE id = '${id}'`);
     t.like(progress, { source: 'redis-stream://orders', sink: 'service://Log/append', status: 'running', delivered: MESSAGES, lag: 0 });
-    const [row] = await sqlRows(stack.admin, `SELECT invoked_by, invoked_by_subscription_id FROM sys_invocation WHERE target_service_key = 'k3' LIMIT 1`);
+    const [row] = await sqlRows(stack.admin, `SELECT invoked_by, invoked_by_subscription_id FROM sys_invocation WHERE target_service_key = 'k3' AND target_handler_name = 'append' LIMIT 1`);
     t.deepEqual(row, { invoked_by: 'subscription', invoked_by_subscription_id: id });
   });
 });

@@ -83,9 +83,18 @@ export async function expectEveryMessageOnceInOrder(t: ExecutionContext, stack: 
   }
   // Time for a message handled twice to show.
   await sleep(500);
+  let failed = false;
   for (let k = 0; k < KEYS; k++) {
     const expected = Array.from({ length: MESSAGES / KEYS }, (_, j) => `m${j * KEYS + k}`);
-    t.deepEqual((await logOf(stack, keyOf(k))).items, expected, `key ${keyOf(k)}: every message once, in order`);
+    const items = (await logOf(stack, keyOf(k))).items;
+    const same = JSON.stringify(items) === JSON.stringify(expected);
+    failed ||= !same;
+    // Says what went wrong before the whole list: twice, missing, or out of order.
+    const twice = items.filter((m, i) => items.indexOf(m) !== i);
+    const missing = expected.filter((m) => !items.includes(m));
+    const unordered = items.filter((m, i) => i > 0 && Number(m.slice(1)) < Number(items[i - 1]!.slice(1)));
+    t.true(same, `key ${keyOf(k)}: twice ${JSON.stringify(twice)}, missing ${JSON.stringify(missing)}, before their predecessor ${JSON.stringify(unordered)}`);
   }
+  if (failed) t.log(stack.server.output().slice(-6000));
   return logs;
 }

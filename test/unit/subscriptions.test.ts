@@ -25,7 +25,8 @@ const handlerOf = (ty: 'Service' | 'VirtualObject'): EffectiveHandler =>
   }) as unknown as EffectiveHandler;
 
 const message = (position: number, key?: string): SourceMessage => ({
-  stream: 'orders',
+  topic: 'orders',
+  stream: '0',
   position: String(position),
   key,
   value: new TextEncoder().encode(`"m${position}"`),
@@ -52,23 +53,26 @@ test('source URIs: every scheme, and a Redis stream of the store without a clust
   });
 });
 
-test('a message becomes a request with its key, the kafka.* headers and an id fixed by (subscription, stream, position)', (t) => {
+test("a message becomes a request with its key, Restate's Kafka headers and an id fixed by (subscription, stream, position)", (t) => {
   const vo = handlerOf('VirtualObject');
-  const req = invocationRequestOf('sub_1', vo, message(7, 'k1'));
-  t.deepEqual(req.target, { service: 'Log', handler: 'append', serviceTy: 'VirtualObject', key: 'k1' });
+  const req = invocationRequestOf('sub_1', vo, message(7, 'k1?>'));
+  t.deepEqual(req.target, { service: 'Log', handler: 'append', serviceTy: 'VirtualObject', key: 'k1?>' });
   t.deepEqual(req.headers, [
-    { key: 'kafka.key', value: 'k1' },
-    { key: 'kafka.partition', value: 'orders' },
     { key: 'kafka.offset', value: '7' },
+    { key: 'kafka.topic', value: 'orders' },
+    { key: 'kafka.partition', value: '0' },
     { key: 'kafka.timestamp', value: '1700000000007' },
+    { key: 'restate.subscription.id', value: 'sub_1' },
+    // URL-safe base64 with padding: 'k1?>' is 6b 31 3f 3e.
+    { key: 'kafka.key', value: 'azE_Pg==' },
     { key: 'source', value: 'test' },
   ]);
   t.is(req.invokedBy, 'subscription');
   const id = identityOf(req, vo);
   t.truthy(id);
-  t.is(identityOf(invocationRequestOf('sub_1', vo, message(7, 'k1')), vo), id, 'the same message, the same id');
-  t.not(identityOf(invocationRequestOf('sub_1', vo, message(8, 'k1')), vo), id);
-  t.not(identityOf(invocationRequestOf('sub_2', vo, message(7, 'k1')), vo), id);
+  t.is(identityOf(invocationRequestOf('sub_1', vo, message(7, 'k1?>')), vo), id, 'the same message, the same id');
+  t.not(identityOf(invocationRequestOf('sub_1', vo, message(8, 'k1?>')), vo), id);
+  t.not(identityOf(invocationRequestOf('sub_2', vo, message(7, 'k1?>')), vo), id);
   t.is(invocationRequestOf('sub_1', vo, message(9)).target.key, '', 'no key: the empty key');
   t.false('key' in invocationRequestOf('sub_1', handlerOf('Service'), message(9, 'k1')).target, 'a service has no key');
 });

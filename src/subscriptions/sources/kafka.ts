@@ -45,6 +45,7 @@ function clientOptions(properties: Record<string, string>) {
 function messageOf(m: KafkaRecord): SourceMessage {
   const headers: Header[] = [...m.headers].map(([k, v]) => ({ key: k.toString(), value: v.toString() }));
   return {
+    topic: m.topic,
     stream: String(m.partition),
     position: String(m.offset),
     key: m.key && m.key.length > 0 ? m.key.toString() : undefined,

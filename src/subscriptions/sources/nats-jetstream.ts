@@ -34,7 +34,7 @@ function messageOf(stream: string, m: JsMsg): SourceMessage {
     if (name === 'key') key = values[0];
     else for (const value of values) headers.push({ key: name, value });
   }
-  return { stream, position: String(m.seq), key, value: m.data, timestamp: Number(m.timestampNanos / 1_000_000n), headers };
+  return { topic: m.subject, stream, position: String(m.seq), key, value: m.data, timestamp: Number(m.timestampNanos / 1_000_000n), headers };
 }
 
 export class NatsJetStreamSource implements MessageSource {

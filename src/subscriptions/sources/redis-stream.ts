@@ -40,7 +40,7 @@ function messageOf(stream: string, [rawId, fields]: RawEntry): SourceMessage {
     else if (name === 'value') value = fields[i + 1]!;
     else headers.push({ key: name, value: fields[i + 1]!.toString() });
   }
-  return { stream, position: id, key, value, timestamp: Number(id.split('-')[0]), headers };
+  return { topic: stream, stream, position: id, key, value, timestamp: Number(id.split('-')[0]), headers };
 }
 
 export class RedisStreamSource implements MessageSource {
