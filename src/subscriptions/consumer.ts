@@ -35,6 +35,8 @@ export interface ConsumerDeps {
   maxInFlight: number;
 }
 
+const STOP_WAIT_MS = 3000;
+
 /** 100 ms, doubling, at most 5 s: a broker or store outage is waited out, not spun on. */
 const backoff = (failures: number) => Math.min(5_000, 100 * 2 ** Math.min(failures, 6));
 
@@ -69,11 +71,18 @@ export class SubscriptionConsumer {
     return Promise.race([this.source.lag().catch(() => undefined), timeout]);
   }
 
-  /** Stops reading; what was read and not acknowledged is delivered again to the next consumer. */
+  /**
+   * Stops reading; what was read and not acknowledged is delivered again to the next consumer.
+   * A broker that does not answer (it is down while the server stops) holds the stop for
+   * STOP_WAIT_MS at most: nothing unacknowledged is lost by not waiting longer.
+   */
   async stop(): Promise<void> {
     this.stopping.abort(new Error(`subscription ${this.subscription.id} stopped`));
-    await this.source.close();
-    await this.running;
+    const stopped = Promise.all([this.source.close(), this.running]).then(() => true);
+    const waited = sleep(STOP_WAIT_MS, false, { ref: false });
+    if (!(await Promise.race([stopped, waited]))) {
+      this.deps.log.warn({ subscription: this.subscription.id }, `subscription ${this.subscription.id}: its source did not stop within ${STOP_WAIT_MS} ms; left behind`);
+    }
   }
 
   private async consume(): Promise<void> {

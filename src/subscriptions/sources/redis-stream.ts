@@ -49,6 +49,8 @@ export class RedisStreamSource implements MessageSource {
   /** Reading this consumer's own pending entries (at start and after a failure) before new ones. */
   private backlog = true;
   private lastClaim = 0;
+  /** ioredis leaves commands sent after `disconnect()` pending forever: none are sent then. */
+  private closed = false;
 
   constructor(private readonly opts: RedisStreamOptions) {
     // Its own connection: XREADGROUP BLOCK holds it. Commands fail rather than queue while
@@ -58,6 +60,7 @@ export class RedisStreamSource implements MessageSource {
   }
 
   async next(): Promise<SourceMessage[]> {
+    if (this.closed) throw new Error('redis-stream: source closed');
     const { stream, group, consumer } = this.opts;
     await this.ensureGroup();
     if (this.backlog) {
@@ -97,6 +100,7 @@ export class RedisStreamSource implements MessageSource {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.redis.disconnect();
   }
 
