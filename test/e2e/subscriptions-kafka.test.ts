@@ -37,7 +37,7 @@ async function withTopic(run: (stack: Stack, publish: (i: number) => Promise<voi
   }
 }
 
-test('a Kafka subscription whose broker does not answer shows why in sys_subscription_progress, and the server carries on', async (t) => {
+test('subscriptions that cannot be read show why in sys_subscription_progress, and the server carries on', async (t) => {
   const stack = await startStack('embedded', { serviceFile: 'subscriptions.mjs' });
   try {
     const nobody = `127.0.0.1:${await freePort()}`;
@@ -51,6 +51,12 @@ test('a Kafka subscription whose broker does not answer shows why in sys_subscri
     }
     t.like(row, { status: 'running', delivered: 0 });
     t.truthy(row?.['last_error'], 'the connection failure is shown');
+    // redis-stream://{stream} reads the store's Redis, and this server runs on the embedded store.
+    const own = await subscribe(stack.admin, 'redis-stream://orders');
+    await new Promise((r) => setTimeout(r, 1500));
+    t.deepEqual(await sqlRows(stack.admin, `SELECT status, last_error FROM sys_subscription_progress WHERE id = '${own}'`), [
+      { status: 'failed', last_error: "Error: redis-stream://orders reads the store's Redis, but this server runs on the embedded store" },
+    ]);
     t.is((await stack.ingress.post('Log/k0/get')).statusCode, 200);
   } finally {
     await stack.stop();
