@@ -93,7 +93,7 @@ export class SubscriptionEngine {
     for (const s of wanted.values()) {
       if (this.consumers.has(s.id) || this.failed.has(s.id)) continue;
       try {
-        const consumer = new SubscriptionConsumer(s, openSource(s, extras.kafkaClusters, this.deps.storeRedis), this.deps);
+        const consumer = new SubscriptionConsumer(s, await openSource(s, extras.kafkaClusters, this.deps.storeRedis), this.deps);
         this.consumers.set(s.id, consumer);
         consumer.start();
         this.deps.log.info({ subscription: s.id }, `subscription ${s.id}: consuming ${s.source} into ${s.sink}`);
