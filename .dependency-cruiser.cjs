@@ -1,6 +1,6 @@
 /**
  * The layering of design.md, checked on every `npm test`:
- *   main/server → ingress | admin → runtime | registry | query → store | protocol → telemetry,
+ *   main/server → ingress | admin | subscriptions → runtime | registry | query → store | protocol → telemetry,
  *   runtime.ts → runtime/services → runtime/invoker → runtime/kernel,
  *   machines/ pure (xstate only), no cycles anywhere.
  */
@@ -72,6 +72,20 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/runtime/services/' },
       to: { path: '^src/runtime/runtime\\.ts$' },
+    },
+    {
+      name: 'only-the-server-starts-subscriptions',
+      comment: 'src/subscriptions/ consumes brokers into invocations; the server wires it, the query engine gets its progress as a function.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/subscriptions/', '^src/server\\.ts$'] },
+      to: { path: '^src/subscriptions/' },
+    },
+    {
+      name: 'subscriptions-see-the-runtime-through-its-face',
+      comment: 'subscriptions create invocations through runtime.ts (invoke, attach); the serial queue is a plain helper.',
+      severity: 'error',
+      from: { path: '^src/subscriptions/' },
+      to: { path: '^src/runtime/(invoker|services)/|^src/runtime/kernel/(?!serial-queue\\.ts$)' },
     },
     {
       name: 'outside-sees-the-runtime-through-its-face',

@@ -66,7 +66,9 @@ export interface Awaiting {
 export interface InvocationInput {
   id: string;
   target: Target;
-  invokedBy: 'ingress' | 'service' | 'restart_as_new';
+  invokedBy: 'ingress' | 'service' | 'restart_as_new' | 'subscription';
+  /** The subscription whose message created it (sys_invocation.invoked_by_subscription_id). */
+  subscriptionId?: string;
   /** The completed invocation this one restarts (admin restart-as-new). */
   restartedFrom?: string;
   /** Pinned before the first attempt (restart-as-new keeping the old deployment). */

@@ -57,6 +57,8 @@ export interface Config {
   queryMemoryLimitMb: number;
   queryMaxRows: number;
   queryMaxResultBytes: number;
+  /** Invocations of one subscription created and not yet completed, at most (src/subscriptions/). */
+  subscriptionMaxInFlight: number;
 }
 
 export class ConfigError extends Error {
@@ -95,6 +97,7 @@ const defaults: Config = {
   queryMemoryLimitMb: 256,
   queryMaxRows: 100_000,
   queryMaxResultBytes: 32 * 1024 * 1024,
+  subscriptionMaxInFlight: 1000,
 };
 
 type Parse = (raw: string, name: string) => Config[keyof Config];
@@ -207,6 +210,7 @@ export const settings: readonly Setting[] = [
   { key: 'queryMemoryLimitMb', flag: '--query-memory-limit', env: 'REDSTATE_QUERY_MEMORY_LIMIT_MB', arg: 'MIB', help: "memory one /query request's engine may use", parse: positiveInt },
   { key: 'queryMaxRows', flag: '--query-max-rows', env: 'REDSTATE_QUERY_MAX_ROWS', arg: 'N', help: 'most rows a /query answer may have', parse: positiveInt },
   { key: 'queryMaxResultBytes', flag: '--query-max-result-bytes', env: 'REDSTATE_QUERY_MAX_RESULT_BYTES', arg: 'BYTES', help: 'largest /query answer', shownDefault: '33554432 (32 MiB)', parse: positiveInt },
+  { key: 'subscriptionMaxInFlight', flag: '--subscription-max-in-flight', env: 'REDSTATE_SUBSCRIPTION_MAX_IN_FLIGHT', arg: 'N', help: 'most invocations of one subscription created and not yet completed; then reading its source waits', parse: positiveInt },
 ];
 
 /** Builds the config from `env` and `argv` (flags as `--name value` or `--name=value`). */

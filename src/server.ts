@@ -1,5 +1,5 @@
 /**
- * Builds the whole server from a config: telemetry → store → registry → runtime → supervisor →
+ * Builds the whole server from a config: telemetry → store → registry → runtime → subscriptions →
  * the three HTTP listeners (ingress, admin, node). The order matters: nothing is served before
  * recovery has re-armed timers and restarted what was running.
  */
@@ -16,6 +16,7 @@ import { ObservedStore } from './store/observed.js';
 import { tlsOptions } from './store/redis/tls-files.js';
 import { Registry } from './registry/registry.js';
 import { Runtime } from './runtime/runtime.js';
+import { SubscriptionEngine } from './subscriptions/engine.js';
 import { createIngressApp } from './ingress/app.js';
 import { createAdminApp } from './admin/app.js';
 import { invocationRoutes } from './admin/routes/invocations.js';
@@ -56,11 +57,12 @@ function listen(server: http.Server, port: number, host: string): Promise<number
   });
 }
 
+const redisTlsOf = (config: Config) =>
+  config.redisUrl ? tlsOptions(config.redisUrl, { ca: config.redisTlsCaFile, cert: config.redisTlsCertFile, key: config.redisTlsKeyFile }) : undefined;
+
 /** The store the config names, reporting Redis outages in the log (store/redis/availability.ts). */
 function openConfiguredStore(config: Config, log: Logger) {
-  const tls = config.redisUrl
-    ? tlsOptions(config.redisUrl, { ca: config.redisTlsCaFile, cert: config.redisTlsCertFile, key: config.redisTlsKeyFile })
-    : undefined;
+  const tls = redisTlsOf(config);
   return openStore({
     dataDir: config.dataDir,
     ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
@@ -96,6 +98,17 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     log.info(recovered, `recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);
   }
 
+  // Subscriptions start consuming once recovery has restarted what their earlier messages created.
+  const tls = redisTlsOf(config);
+  const subscriptions = new SubscriptionEngine({
+    registry,
+    runtime,
+    log,
+    maxInFlight: config.subscriptionMaxInFlight,
+    ...(config.redisUrl ? { storeRedis: { url: config.redisUrl, ...(tls ? { options: { tls } } : {}) } } : {}),
+  });
+  subscriptions.start();
+
   const ready = () => store.ping();
   const ingress = createListener(createIngressApp({ runtime, registry, config, ready, tokens: tokens.ingress }, log).callback());
   // Live event streams never finish by themselves: they end when the server stops.
@@ -103,7 +116,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const adminRoutes = [
     invocationRoutes(runtime),
     serviceStateRoutes(runtime, registry),
-    queryRoutes({ store, registry, config }),
+    queryRoutes({ store, registry, config, subscriptions: () => subscriptions.progress() }),
     liveEventRoutes(store, stopping.signal),
     uiRoutes(),
   ];
@@ -150,6 +163,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     async stop() {
       idleRelease.stop();
       stopping.abort();
+      await subscriptions.stop();
       await closeGracefully(servers, config.shutdownGrace);
       await runtime.stop();
       await store.close();

@@ -107,6 +107,7 @@ function statusColumns(inv: LoadedInvocation, facts: InvocationFacts): Row {
     idempotency_key: c.idempotencyKey,
     invoked_by: c.invokedBy,
     invoked_by_id: c.parent?.invocationId ?? c.caller?.invocationId,
+    invoked_by_subscription_id: c.subscriptionId,
     invoked_by_service_name: parentTarget?.service,
     invoked_by_target: parentTarget ? targetString(parentTarget) : undefined,
     restarted_from: c.restartedFrom,

@@ -36,6 +36,41 @@ export interface QuerySources {
   store: Store;
   registry: Registry;
   config: Config;
+  /** Each subscription's consumer, when the server consumes subscriptions (src/subscriptions/). */
+  subscriptions?: () => Promise<SubscriptionProgressRow[]>;
+}
+
+/** What `sys_subscription_progress` shows of one subscription. */
+export interface SubscriptionProgressRow {
+  subscriptionId: string;
+  source: string;
+  sink: string;
+  status: string;
+  delivered: number;
+  inFlight: number;
+  lag: number | undefined;
+  ratePerSecond: number;
+  lastStream: string | undefined;
+  lastPosition: string | undefined;
+  lastMessageAt: number | undefined;
+  lastError: string | undefined;
+}
+
+function subscriptionProgressRow(p: SubscriptionProgressRow): Row {
+  return {
+    id: p.subscriptionId,
+    source: p.source,
+    sink: p.sink,
+    status: p.status,
+    delivered: BigInt(p.delivered),
+    in_flight: BigInt(p.inFlight),
+    lag: p.lag !== undefined ? BigInt(p.lag) : null,
+    messages_per_second: BigInt(Math.round(p.ratePerSecond)),
+    last_stream: p.lastStream ?? null,
+    last_position: p.lastPosition ?? null,
+    last_message_at: p.lastMessageAt ?? null,
+    last_error: p.lastError ?? null,
+  };
 }
 
 const SERVICE_TY = { Service: 'service', VirtualObject: 'virtual_object', Workflow: 'workflow' } as const;
@@ -308,6 +343,8 @@ export function storeRowSource(deps: QuerySources): RowSource {
         return schedulerRows(await limiterContexts(deps.store, deps.config.partitions), Date.now());
       case 'sys_user_limits':
         return userLimitRows(await limiterContexts(deps.store, deps.config.partitions));
+      case 'sys_subscription_progress':
+        return ((await deps.subscriptions?.()) ?? []).map(subscriptionProgressRow);
       default:
         // sys_locks and the other vqueue tables: nothing we record fills them; they answer
         // with their columns and no rows.

@@ -125,9 +125,15 @@ const PUBLIC_SPECS: Record<string, string> = {
  * redstate's own tables, beside the reference's: `sys_invocation_transitions` is each
  * invocation's machine history (design.md, "Visualisation"; store `readHistory`), `index`
  * counting the entries still kept, `from_state` null and `event` `xstate.init` for the first.
+ * `sys_subscription_progress` is each subscription's consumer (src/subscriptions/): messages
+ * acknowledged, invocations in flight, the broker's count of messages not yet acknowledged
+ * (`lag`), messages per second over the last 10 s, the last position and failure.
  */
 const REDSTATE_SPECS: Record<string, string> = {
   sys_invocation_transitions: 'id:utf8 index:u64 from_state:utf8 event:utf8 to_state:utf8 at:ts attempt:u64',
+  sys_subscription_progress:
+    'id:utf8 source:utf8 sink:utf8 status:utf8 delivered:u64 in_flight:u64 lag:u64 messages_per_second:u64 ' +
+    'last_stream:utf8 last_position:utf8 last_message_at:ts last_error:utf8',
 };
 
 // DataFusion's information_schema views (the CLI counts `information_schema.columns`, §4).

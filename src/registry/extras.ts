@@ -4,9 +4,10 @@
  * as the deployments and are saved the same way (registry.ts `changeExtras`); documents
  * written before these sections existed load with them empty.
  *
- * Subscriptions are stored and served by the admin API only: this server has no Kafka
- * client, so nothing consumes a subscription's topic and no broker is ever contacted
- * (the reference does not check the broker at creation either, §3.7).
+ * Subscriptions are consumed by src/subscriptions/ (which watches this document); creating
+ * one never contacts a broker (the reference does not check the broker at creation either,
+ * §3.7). Clusters serve every source scheme: `bootstrap.servers` is a Kafka broker list, a
+ * `redis://` URL or a list of NATS servers, as the subscription's scheme says.
  *
  * The operations below work on a draft (a copy) and throw the reference's admin errors.
  */
@@ -22,7 +23,7 @@ export interface KafkaCluster {
 
 export interface Subscription {
   id: string;
-  /** `kafka://<cluster>/<topic>` */
+  /** `kafka://<cluster>/<topic>`, `nats://<cluster>/<subject>`, `redis-stream://[<cluster>/]<stream>` (parseSource) */
   source: string;
   /** `service://<service>/<handler>` */
   sink: string;
@@ -116,14 +117,39 @@ function splitUri(uri: string): { scheme: string; authority: string; path: strin
   return { scheme: m[1]!.toLowerCase(), authority: m[2] ?? '', path: m[3] ?? '' };
 }
 
-export function parseSource(uri: string): { cluster: string; topic: string } | undefined {
-  const u = splitUri(uri);
-  if (!u || u.scheme !== 'kafka') return undefined;
-  const topic = u.path.replace(/^\//, '');
-  return { cluster: u.authority, topic };
+/** The source schemes a subscription may name, in the order META0009 lists them. */
+export const SOURCE_SCHEMES = ['kafka', 'redis-stream', 'nats'] as const;
+export type SourceScheme = (typeof SOURCE_SCHEMES)[number];
+
+/**
+ * A subscription's source: `kafka://{cluster}/{topic}`, `nats://{cluster}/{subject}` and
+ * `redis-stream://{cluster}/{stream}` read alike; `redis-stream://{stream}` (no cluster) is
+ * a stream of the store's own Redis.
+ */
+export interface SourceUri {
+  scheme: SourceScheme;
+  /** '' for a stream of the store's own Redis. */
+  cluster: string;
+  /** The Kafka topic, the NATS subject, the Redis stream. */
+  topic: string;
 }
 
-function parseSink(uri: string): { service: string; handler: string } {
+export function parseSource(uri: string): SourceUri | undefined {
+  const u = splitUri(uri);
+  const scheme = SOURCE_SCHEMES.find((s) => s === u?.scheme);
+  if (!u || !scheme) return undefined;
+  const topic = u.path.replace(/^\//, '');
+  if (scheme === 'redis-stream' && topic === '') return { scheme, cluster: '', topic: u.authority };
+  return { scheme, cluster: u.authority, topic };
+}
+
+const SOURCE_FORMS: Record<SourceScheme, string> = {
+  kafka: 'kafka://<cluster_name>/<topic_name>',
+  'redis-stream': 'redis-stream://<stream_name> or redis-stream://<cluster_name>/<stream_name>',
+  nats: 'nats://<cluster_name>/<subject>',
+};
+
+export function parseSink(uri: string): { service: string; handler: string } {
   const u = splitUri(uri);
   if (!u || u.scheme !== 'service') throw invalid('sink', uri, 'must have a scheme segment, with supported schemes: [service].');
   const handler = u.path.replace(/^\//, '');
@@ -143,13 +169,12 @@ export function createSubscription(
   req: { source: string; sink: string; options?: Record<string, string> },
   handlerExists: (service: string, handler: string) => boolean,
 ): Subscription {
-  const u = splitUri(req.source);
-  if (!u || u.scheme !== 'kafka') throw invalid('source', req.source, 'must have a scheme segment, with supported schemes: [kafka].');
-  const source = parseSource(req.source)!;
-  if (source.cluster === '' || source.topic === '' || source.topic.includes('/')) {
-    throw invalid('source', req.source, 'the source URI must have the form kafka://<cluster_name>/<topic_name>.');
+  const source = parseSource(req.source);
+  if (!source) throw invalid('source', req.source, `must have a scheme segment, with supported schemes: [${SOURCE_SCHEMES.join(', ')}].`);
+  if (source.topic === '' || source.topic.includes('/') || (source.scheme !== 'redis-stream' && source.cluster === '')) {
+    throw invalid('source', req.source, `the source URI must have the form ${SOURCE_FORMS[source.scheme]}.`);
   }
-  if (!x.kafkaClusters.some((c) => c.name === source.cluster)) {
+  if (source.cluster !== '' && !x.kafkaClusters.some((c) => c.name === source.cluster)) {
     const available = x.kafkaClusters.map((c) => JSON.stringify(c.name)).join(', ');
     throw new InvalidRequest(`Kafka cluster '${source.cluster}' not found. Available clusters: [${available}]`);
   }

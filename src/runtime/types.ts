@@ -35,7 +35,9 @@ export interface InvokeRequest {
    * every call and send, reference §2.5); never used to deduplicate or for retention.
    */
   autoIdempotencyKey?: string;
-  invokedBy: 'ingress' | 'service' | 'restart_as_new';
+  invokedBy: 'ingress' | 'service' | 'restart_as_new' | 'subscription';
+  /** The subscription whose message this is (src/subscriptions/). */
+  subscriptionId?: string;
   caller?: Caller;
   /** The invocation whose handler made this request, call or one-way send. */
   parent?: Parent;

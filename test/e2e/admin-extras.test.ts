@@ -74,9 +74,18 @@ test('kafka clusters and subscriptions: the §3.7 rows', async (t) => {
     t,
     await call('POST', 'subscriptions', { source: 'bogus', sink: 'service://Greeter/greet' }),
     400,
-    "[META0009] invalid source URI 'bogus': must have a scheme segment, with supported schemes: [kafka].",
+    // The reference's text, listing the schemes this server consumes beyond Kafka (README, "Subscriptions").
+    "[META0009] invalid source URI 'bogus': must have a scheme segment, with supported schemes: [kafka, redis-stream, nats].",
     'META0009',
   );
+  expectError(
+    t,
+    await call('POST', 'subscriptions', { source: 'nats://only-a-cluster', sink: 'service://Greeter/greet' }),
+    400,
+    "[META0009] invalid source URI 'nats://only-a-cluster': the source URI must have the form nats://<cluster_name>/<subject>.",
+    'META0009',
+  );
+  expectError(t, await call('POST', 'subscriptions', { source: 'nats://nowhere/events.>', sink: 'service://Greeter/greet' }), 400, "Kafka cluster 'nowhere' not found. Available clusters: []");
   expectText(t, await call('POST', 'subscriptions', {}), 422, 'Failed to deserialize the JSON body into the target type: missing field `source` at line 1 column 2');
   expectText(t, await call('POST', 'subscriptions', 'nope'), 400, 'Failed to parse the request body as JSON: expected ident at line 1 column 2');
   const noType = await call('POST', 'subscriptions');

@@ -135,6 +135,7 @@ export class Invocations {
       ...(handler ? { completionRetention: retentionOf(req, handler) } : {}),
       ...(req.caller ? { caller: req.caller } : {}),
       ...(req.parent ? { parent: req.parent } : {}),
+      ...(req.subscriptionId !== undefined ? { subscriptionId: req.subscriptionId } : {}),
       ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
       ...(req.executeAt !== undefined ? { executeAt: req.executeAt } : {}),
       ...(req.restartedFrom !== undefined ? { restartedFrom: req.restartedFrom } : {}),
