@@ -81,11 +81,12 @@ test.serial('SIGKILLs of the server and a restart of the broker (another Redis, 
   });
 });
 
-// The store's own Redis restarted mid-stream is a store outage under load, which the runtime
-// does not yet survive every time (issue 9; the fault campaign skips its Redis kills the same
-// way): it failed once in about twenty runs here. Run it with REDSTATE_SUBSCRIPTIONS_STORE_RESTART=1.
+// The store's own Redis restarted mid-stream: it failed once in about twenty runs (a message
+// twice or out of order), not seen again since; the cause is not found yet (the fault campaign,
+// which kills redis-server under the same runtime, passes), so it is off by default until it is.
+// Run it with REDSTATE_SUBSCRIPTIONS_STORE_RESTART=1.
 const storeRestart = process.env['REDSTATE_SUBSCRIPTIONS_STORE_RESTART'] === '1' ? test.serial : test.serial.skip;
-storeRestart('SIGKILLs of the server and a restart of the store\'s redis-server, which is the broker too, lose no message and run none twice (set REDSTATE_SUBSCRIPTIONS_STORE_RESTART=1; issue 9)', async (t) => {
+storeRestart('SIGKILLs of the server and a restart of the store\'s redis-server, which is the broker too, lose no message and run none twice (set REDSTATE_SUBSCRIPTIONS_STORE_RESTART=1; under investigation)', async (t) => {
   await withStack(async (stack) => {
     await subscribe(stack.admin, 'redis-stream://orders');
     const p = producer(stack.redis!.url, 'orders');
