@@ -18,7 +18,8 @@ function stat(pid) {
   }
 }
 
-function memory(pid) {
+/** Resident memory of `pid` by kind, KiB: anonymous, and mapped files with shared memory. */
+export function memory(pid) {
   try {
     const s = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
     const kib = (name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(s)?.[1] ?? 0);

@@ -8,7 +8,6 @@
 //
 // The sleep must outlast the sending, so that all N are suspended at once.
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -28,14 +27,11 @@ const n = Number(args.n);
 const sleepMs = Number(args['sleep-ms']);
 if (!args['no-build']) execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
 const { startStack, sqlRows } = await import('../dist/test/support/stack.js');
+const { scrape } = await import('../dist/test/support/prometheus.js');
+const { memory } = await import('./bench-resources.mjs');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const mib = (kib) => Math.round(kib / 102.4) / 10;
-function memory(pid) {
-  const s = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = (name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(s)?.[1] ?? 0);
-  return { anon: kib('RssAnon'), file: kib('RssFile') + kib('RssShmem') };
-}
 async function until(what, cond, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -47,10 +43,9 @@ async function until(what, cond, timeoutMs) {
 
 /** What the server says of its memory (prom-client's default metrics and ours). */
 async function heap() {
-  const text = await (await fetch(`${stack.server.node}/metrics`)).text();
-  const value = (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
-  const m = (name) => Math.round(value(name) / 2 ** 20);
-  return `heap used ${m('nodejs_heap_size_used_bytes')} of ${m('nodejs_heap_size_total_bytes')} MiB, external ${m('nodejs_external_memory_bytes')} MiB, actors in memory ${value('redstate_actors_in_memory')}`;
+  const { scrape: m } = await scrape(`${stack.server.node}/metrics`);
+  const mib = (name) => Math.round(m.value(name) / 2 ** 20);
+  return `heap used ${mib('nodejs_heap_size_used_bytes')} of ${mib('nodejs_heap_size_total_bytes')} MiB, external ${mib('nodejs_external_memory_bytes')} MiB, invocation actors in memory ${m.value('redstate_actors_in_memory', { kind: 'invocation' })}`;
 }
 
 const stack = await startStack(args.store, { serviceFile: 'sleepers.mjs' });
@@ -71,7 +66,6 @@ try {
   const sentAfter = performance.now() - sendStart;
   const suspended = async () => {
     const rows = await sqlRows(stack.admin, "SELECT status, count(*) AS n FROM sys_invocation GROUP BY status");
-    if (process.env.DEBUG) console.log(JSON.stringify(rows));
     return Number(rows.find((r) => r.status === 'suspended')?.n ?? 0);
   };
   await until('every invocation suspended', async () => (await suspended()) >= n, sleepMs - sentAfter);
@@ -100,11 +94,11 @@ try {
 
   console.log(`\n${n} invocations sleeping ${sleepMs} ms, ${args.store} store`);
   console.log(`  sent in ${Math.round(sentAfter)} ms (${Math.round((n / sentAfter) * 1000)}/s), all suspended after ${Math.round(allSuspendedAfter)} ms`);
-  console.log(`  server RSS idle ${mib(idle.anon + idle.file)} MiB (anon ${mib(idle.anon)}, file ${mib(idle.file)}); with all suspended ${mib(loaded.anon + loaded.file)} MiB (anon ${mib(loaded.anon)}, file ${mib(loaded.file)})`);
+  console.log(`  server RSS idle ${mib(idle.anonKiB + idle.fileKiB)} MiB (anon ${mib(idle.anonKiB)}, file ${mib(idle.fileKiB)}); with all suspended ${mib(loaded.anonKiB + loaded.fileKiB)} MiB (anon ${mib(loaded.anonKiB)}, file ${mib(loaded.fileKiB)})`);
   console.log(`  with all suspended: ${loadedHeap}`);
-  console.log(`  per suspended invocation: ${((loaded.anon - idle.anon) / n).toFixed(2)} KiB anonymous, ${((loaded.anon + loaded.file - idle.anon - idle.file) / n).toFixed(2)} KiB with mapped files`);
-  console.log(`  SIGKILL while they sleep -> healthy after ${Math.round(healthyAfter)} ms (RSS ${mib(restarted.anon + restarted.file)} MiB); all completed ${Math.round(doneAfterRestart)} ms after the kill, ${Math.round(lateness)} ms after the last one was due`);
-  console.log(`  completed once: ${n - missing - twice}, twice or more: ${twice}, missing: ${missing}; RSS 5 s after all completed ${mib(after.anon + after.file)} MiB (anon ${mib(after.anon)}, file ${mib(after.file)}), ${afterHeap}`);
+  console.log(`  per suspended invocation: ${((loaded.anonKiB - idle.anonKiB) / n).toFixed(2)} KiB anonymous, ${((loaded.anonKiB + loaded.fileKiB - idle.anonKiB - idle.fileKiB) / n).toFixed(2)} KiB with mapped files`);
+  console.log(`  SIGKILL while they sleep -> healthy after ${Math.round(healthyAfter)} ms (RSS ${mib(restarted.anonKiB + restarted.fileKiB)} MiB); all completed ${Math.round(doneAfterRestart)} ms after the kill, ${Math.round(lateness)} ms after the last one was due`);
+  console.log(`  completed once: ${n - missing - twice}, twice or more: ${twice}, missing: ${missing}; RSS 5 s after all completed ${mib(after.anonKiB + after.fileKiB)} MiB (anon ${mib(after.anonKiB)}, file ${mib(after.fileKiB)}), ${afterHeap}`);
   if (twice || missing) process.exitCode = 1;
 } finally {
   await stack.stop();
