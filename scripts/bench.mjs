@@ -7,7 +7,7 @@
 //   medians over all their rounds: the machine's speed drifts over minutes, and alternating
 //   spreads that drift over both sides.
 //   BENCH_CPU_PROF=<dir> also writes a CPU profile of redstate (node --cpu-prof) into <dir>.
-//   --n-sleep N --sleep-ms MS --n-send N --n-delayed N pass through to the harness (S5, S6, S8 sizes).
+//   --n-sleep N --sleep-ms MS --n-send N --n-delayed N --duration S pass through to the harness.
 //
 // What the server costs is counted with the store it needs: with --store redis, redis-server runs
 // as a child of the server process, so the harness's "server" CPU and RSS are the sum of both
