@@ -12,6 +12,7 @@ import { discover } from './protocol/discovery.js';
 import { RequestSigner } from './protocol/request-identity.js';
 import { Transport } from './protocol/transport.js';
 import { openStore } from './store/index.js';
+import { HeldWrites } from './store/held-writes.js';
 import { ObservedStore } from './store/observed.js';
 import { tlsOptions } from './store/redis/tls-files.js';
 import { Registry } from './registry/registry.js';
@@ -85,14 +86,17 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const tokens = loadTokens(config);
   const signer = config.requestIdentityPrivateKeyPemFile ? RequestSigner.fromPemFile(config.requestIdentityPrivateKeyPemFile) : undefined;
   // Observed: the web UI's live updates hear of each commit once it is stored.
-  const store = new ObservedStore(await openConfiguredStore(config, log), { recordKinds: LIVE_RECORD_KINDS });
+  const observed = new ObservedStore(await openConfiguredStore(config, log), { recordKinds: LIVE_RECORD_KINDS });
+  // Reads of a key's state settle the writes an attempt holds back for it a moment.
+  const held = new HeldWrites();
+  const store = held.reading(observed);
   const storeFields = { store: store.info.backend, location: store.info.location };
   log.info(storeFields, `store: ${store.info.backend} at ${store.info.location}`);
   for (const w of store.info.warnings) log.warn(storeFields, w);
   // Restate logs the key id too: it is what SDK endpoints are given as `identityKeys`.
   if (signer) log.info({ key_id: signer.keyId }, `request identity: requests to deployments are signed with ${signer.keyId}`);
   const registry = await Registry.load(store, signer ? { discover: (uri, opts) => discover(uri, { ...opts, signer }) } : {});
-  const runtime = new Runtime(store, registry, config, log, new Transport({ maxMessageBytes: config.requestSizeLimit }, signer));
+  const runtime = new Runtime(store, registry, config, log, new Transport({ maxMessageBytes: config.requestSizeLimit }, signer), held);
   const recovered = await runtime.recover();
   if (recovered.resumed > 0 || recovered.redelivered > 0) {
     log.info(recovered, `recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);
@@ -117,7 +121,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     invocationRoutes(runtime),
     serviceStateRoutes(runtime, registry),
     queryRoutes({ store, registry, config, subscriptions: () => subscriptions.progress() }),
-    liveEventRoutes(store, stopping.signal),
+    liveEventRoutes(observed, stopping.signal),
     uiRoutes(),
   ];
   const node = createNodeEndpoint();

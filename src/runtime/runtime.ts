@@ -12,6 +12,7 @@ import { Conflict, NotFound } from '../errors.js';
 import { MessageType, type Notification } from '../protocol/messages.js';
 import { Transport } from '../protocol/transport.js';
 import type { Registry } from '../registry/registry.js';
+import { HeldWrites } from '../store/held-writes.js';
 import type { Store } from '../store/types.js';
 import { vqueuePartitionKey } from '../registry/resource-id.js';
 import { partitionOf } from './kernel/partitioning.js';
@@ -64,6 +65,8 @@ export class Runtime {
     readonly config: Config,
     readonly log: Logger,
     readonly transport = new Transport({ maxMessageBytes: config.requestSizeLimit }),
+    /** Writes attempts hold back a moment; `store`'s state reads must settle them (server.ts). */
+    private readonly held = new HeldWrites(),
   ) {
     const now = () => Date.now();
     this.retry = new RetryScheduler(log);
@@ -155,6 +158,7 @@ export class Runtime {
       enableProtocolV7: this.config.enableProtocolV7,
       log: this.log,
       promises,
+      held: this.held,
       now,
       outcomeOf: (id: string) => this.attachments.outcomeOf(id),
       watchAttach: (callerId: string, completionId: number, targetId: string) => this.attachments.watch(callerId, completionId, targetId),

@@ -4,7 +4,8 @@
  * made visible before the transition that caused it is stored (design.md, "The invariant").
  * With nobody listening a commit costs one size check more.
  */
-import type { HistoryEntry, RecordWrite, Store, StoreInfo, Transition } from './types.js';
+import { DelegatingStore } from './delegating.js';
+import type { HistoryEntry, RecordWrite, Store, Transition } from './types.js';
 
 export interface StoreChange {
   partition: number;
@@ -22,14 +23,12 @@ export interface StoreChange {
 
 export type ChangeListener = (change: StoreChange) => void;
 
-export class ObservedStore implements Store {
+export class ObservedStore extends DelegatingStore {
   private readonly listeners = new Set<ChangeListener>();
   private readonly recordKinds: ReadonlySet<string>;
 
-  constructor(
-    private readonly inner: Store,
-    opts: { recordKinds: string[] },
-  ) {
+  constructor(inner: Store, opts: { recordKinds: string[] }) {
+    super(inner);
     this.recordKinds = new Set(opts.recordKinds);
   }
 
@@ -39,11 +38,7 @@ export class ObservedStore implements Store {
     return () => this.listeners.delete(listener);
   }
 
-  get info(): StoreInfo {
-    return this.inner.info;
-  }
-
-  async commit(t: Transition): Promise<void> {
+  override async commit(t: Transition): Promise<void> {
     await this.inner.commit(t);
     if (this.listeners.size === 0) return;
     const change = changeOf(t, this.recordKinds);
@@ -56,24 +51,6 @@ export class ObservedStore implements Store {
       }
     }
   }
-
-  ping: Store['ping'] = () => this.inner.ping();
-  loadInvocation: Store['loadInvocation'] = (...a) => this.inner.loadInvocation(...a);
-  listInvocations: Store['listInvocations'] = (...a) => this.inner.listInvocations(...a);
-  activeInvocations: Store['activeInvocations'] = (...a) => this.inner.activeInvocations(...a);
-  readJournal: Store['readJournal'] = (...a) => this.inner.readJournal(...a);
-  journalLength: Store['journalLength'] = (...a) => this.inner.journalLength(...a);
-  readHistory: Store['readHistory'] = (...a) => this.inner.readHistory(...a);
-  readState: Store['readState'] = (...a) => this.inner.readState(...a);
-  readStateKey: Store['readStateKey'] = (...a) => this.inner.readStateKey(...a);
-  dueTimers: Store['dueTimers'] = (...a) => this.inner.dueTimers(...a);
-  nextTimer: Store['nextTimer'] = (...a) => this.inner.nextTimer(...a);
-  outbox: Store['outbox'] = (...a) => this.inner.outbox(...a);
-  getRecord: Store['getRecord'] = (...a) => this.inner.getRecord(...a);
-  listRecords: Store['listRecords'] = (...a) => this.inner.listRecords(...a);
-  loadRegistry: Store['loadRegistry'] = (...a) => this.inner.loadRegistry(...a);
-  saveRegistry: Store['saveRegistry'] = (...a) => this.inner.saveRegistry(...a);
-  close: Store['close'] = () => this.inner.close();
 }
 
 /** What `t` changed that listeners care about, or undefined when nothing. */

@@ -3,17 +3,24 @@
  * its lifecycle stepped through machines/attempt.ts.
  *
  * It replays the journal after `Start`, turns the SDK frames that arrive together into one
- * batch on the invocation's queue (one commit per batch; a batch never waits for frames of a
- * later turn of the event loop, so what the SDK sent is stored, and visible, at once), forwards
- * notifications once they are stored, and provokes suspension by half-closing the request
- * after the inactivity timeout (§11). It never decides the invocation's fate: it reports End,
- * Suspension, Error or a broken stream to the invocation's machine.
+ * batch on the invocation's queue (one commit per batch), forwards notifications once they are
+ * stored, and provokes suspension by half-closing the request after the inactivity timeout
+ * (§11). It never decides the invocation's fate: it reports End, Suspension, Error or a broken
+ * stream to the invocation's machine.
+ *
+ * A batch goes to the queue at once, except one of commands that owe the SDK no answer (state
+ * writes, output): the SDK goes on without waiting, so its next frames, usually Output and End,
+ * are a moment away. Such a batch waits for them up to LINGER_MS, so a handler that writes state
+ * and returns is one commit, not two (one fsync less on each key's serial chain). Readers of the
+ * key's state never miss the held writes (store/held-writes.ts), and a handler that then waits
+ * (an awakeable) has them stored within LINGER_MS.
  */
 import { storedService } from '../kernel/state-owner.js';
 import { encodeFrame, FrameDecoder, type Frame } from '../../protocol/framing.js';
 import { decodeNotification, encodeProposeRunCompletionAck, isCommand, isNotification, messageName, MessageType } from '../../protocol/messages.js';
 import type { InvocationStream, StreamHandlers, Transport } from '../../protocol/transport.js';
 import type { Registry } from '../../registry/registry.js';
+import type { HeldWrites } from '../../store/held-writes.js';
 import type { Store } from '../../store/types.js';
 import { ProtocolCode } from '../../errors.js';
 import { attemptEffects, attemptSteps, isStreaming, type AttemptEffect, type AttemptEvent } from '../../../machines/attempt.js';
@@ -42,12 +49,33 @@ export interface InvokerDeps {
   readonly log: Logger;
   /** Serialises promise changes per workflow id. */
   readonly promises: PromiseQueues;
+  /** Where a lingering batch's state writes are announced to readers of the key. */
+  readonly held: HeldWrites;
   now(): number;
   /** Another invocation's committed outcome, for attach and get-output. */
   outcomeOf(id: string): Promise<TargetOutcome>;
   /** A stored Attach command waits for its target: answer it when the target completes. */
   watchAttach(callerId: string, completionId: number, targetId: string): void;
 }
+
+/**
+ * How long a batch that owes the SDK no answer waits for the frames after it. The SDK writes a
+ * handler's last state write and its Output + End in separate writes, usually well under a
+ * millisecond apart; on a loaded machine (load average 11 on 2 cores) 2 ms still caught them
+ * for 19 of 20 sequential object adds (1 ms: 17 of 20). A handler that then waits for long
+ * has its state stored 2 ms later than without lingering.
+ */
+const LINGER_MS = 2;
+
+/** Commands after which the SDK goes on without waiting for the server. */
+const QUIET = new Set<number>([
+  MessageType.SetStateCommand,
+  MessageType.ClearStateCommand,
+  MessageType.ClearAllStateCommand,
+  MessageType.GetEagerStateCommand,
+  MessageType.GetEagerStateKeysCommand,
+  MessageType.OutputCommand,
+]);
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -65,6 +93,12 @@ export class Attempt implements AttemptHandle {
   private readonly decoder = new FrameDecoder();
   /** Frames received and not yet taken by a batch. */
   private received: Frame[] = [];
+  /** Batch jobs on the actor's queue, not yet finished. */
+  private batchJobs = 0;
+  /** The job that will take `received`, once one is queued. */
+  private nextBatch: Promise<void> | undefined;
+  private lingerTimer: NodeJS.Timeout | undefined;
+  private unhold: (() => void) | undefined;
   private sentUpTo = 0;
   /** Journal indices of run completions the SDK asked to be acked instead (v7, §10). */
   private readonly acks = new Set<number>();
@@ -234,6 +268,7 @@ export class Attempt implements AttemptHandle {
    * Error is a failed attempt.
    */
   private streamEnded(reason: string): void {
+    if (this.lingerTimer) void this.queueBatch();
     this.actor
       .run(async () => {
         if (!this.over && this.actor.attempt === this) this.send({ type: 'broken', message: reason, code: 500 });
@@ -251,16 +286,42 @@ export class Attempt implements AttemptHandle {
     }
     if (frames.length === 0) return;
     this.send({ type: 'frames' });
-    // Frames that arrive before the batch job starts join it: one commit per burst.
-    const first = this.received.length === 0;
     this.received.push(...frames);
-    if (first) this.actor.run(() => this.processReceived()).catch((err: unknown) => this.failedJob(err));
+    // Frames that arrive before the batch job starts join it: one commit per burst. Behind a
+    // running batch job they wait anyway, so only an idle attempt lingers.
+    if (this.nextBatch) return;
+    if (this.batchJobs === 0 && this.received.every((f) => QUIET.has(f.type))) this.linger();
+    else void this.queueBatch();
+  }
+
+  private linger(): void {
+    if (this.lingerTimer) return;
+    this.lingerTimer = setTimeout(() => void this.queueBatch(), LINGER_MS);
+    const { target } = this.actor.context;
+    if (target.key !== undefined) this.unhold = this.deps.held.hold(this.actor.partition, storedService(target), target.key, () => this.queueBatch());
+  }
+
+  /** Puts the received frames on the actor's queue as one batch; resolves once it is committed. */
+  private queueBatch(): Promise<void> {
+    clearTimeout(this.lingerTimer);
+    this.lingerTimer = undefined;
+    this.unhold?.();
+    this.unhold = undefined;
+    if (!this.nextBatch) {
+      this.batchJobs++;
+      this.nextBatch = this.actor
+        .run(() => this.processReceived())
+        .catch((err: unknown) => this.failedJob(err))
+        .finally(() => this.batchJobs--);
+    }
+    return this.nextBatch;
   }
 
   /** A batch with promise commands is read and committed under its workflow id's promise queue. */
   private async processReceived(): Promise<void> {
     const frames = this.received;
     this.received = [];
+    this.nextBatch = undefined;
     if (this.over || this.actor.attempt !== this) return;
     const { target } = this.actor.context;
     if (target.serviceTy !== 'Workflow' || target.key === undefined || !frames.some((f) => PROMISE_COMMANDS.has(f.type))) return this.commitBatch(frames);

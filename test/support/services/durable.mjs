@@ -80,4 +80,16 @@ const suspender = restate.service({
   options: { inactivityTimeout: 200 },
 });
 
-serve(restate.endpoint().bind(durable).bind(suspender), { counts });
+// Reads, writes and returns, as the benchmark's object does: its commits are counted.
+const tally = restate.object({
+  name: 'Tally',
+  handlers: {
+    add: async (ctx, delta) => {
+      const n = ((await ctx.get('n')) ?? 0) + delta;
+      ctx.set('n', n);
+      return n;
+    },
+  },
+});
+
+serve(restate.endpoint().bind(durable).bind(suspender).bind(tally), { counts });
