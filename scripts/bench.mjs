@@ -2,7 +2,7 @@
 // Runs ../shared/bench against the reference restate-server 1.7.12 and against redstate, in one
 // session on this machine, and prints the ratios (ours / reference) per scenario.
 //
-//   npm run bench -- [--store embedded|redis] [--repeat 3] [--only S1a,S1b,S2] [--skip-ref] [--alternate 1]
+//   npm run bench -- [--store embedded|redis] [--repeat 3] [--only S1a,S1b,S2] [--skip-ref] [--alternate 1] [--no-build]
 //   --alternate N runs reference, redstate, reference, redstate ... N times each and compares the
 //   medians over all their rounds: the machine's speed drifts over minutes, and alternating
 //   spreads that drift over both sides.
@@ -35,6 +35,7 @@ const store = opt('store', 'embedded');
 const repeat = opt('repeat', '3');
 const only = opt('only', '');
 const skipRef = args.includes('--skip-ref');
+const noBuild = args.includes('--no-build');
 const alternate = Number(opt('alternate', '1'));
 const passThrough = ['n-sleep', 'sleep-ms', 'n-send', 'n-delayed', 'duration'].flatMap((k) => (opt(k) ? [`--${k}`, opt(k)] : []));
 const runArgs = ['--repeat', repeat, ...(only ? ['--only', only] : []), ...passThrough];
@@ -50,7 +51,7 @@ function prepare() {
     for (const f of fs.readdirSync(path.join(WORK, 'scripts'))) fs.chmodSync(path.join(WORK, 'scripts', f), 0o755);
     sh('npm', ['ci', '--no-audit', '--no-fund'], { cwd: WORK });
   }
-  sh('npm', ['run', 'build'], { cwd: ROOT });
+  if (!noBuild) sh('npm', ['run', 'build'], { cwd: ROOT });
 }
 
 async function runReference(n = 0) {
