@@ -3,7 +3,7 @@
  * end: a real redis-server (store and broker at once), the server process and an SDK service.
  * 1000 messages over 10 keys reach the `Log` virtual object once each, in key order; also with
  * two SIGKILLs of the server and a restart of the broker while the messages flow (a second
- * redis-server, `redis-stream://{cluster}/{stream}`; the store's own, on request).
+ * redis-server, `redis-stream://{cluster}/{stream}`, and the store's own).
  */
 import test from 'ava';
 import { Redis } from 'ioredis';
@@ -81,12 +81,11 @@ test.serial('SIGKILLs of the server and a restart of the broker (another Redis, 
   });
 });
 
-// The store's own Redis restarted mid-stream: it failed once in about twenty runs (a message
-// twice or out of order), not seen again since; the cause is not found yet (the fault campaign,
-// which kills redis-server under the same runtime, passes), so it is off by default until it is.
-// Run it with REDSTATE_SUBSCRIPTIONS_STORE_RESTART=1.
-const storeRestart = process.env['REDSTATE_SUBSCRIPTIONS_STORE_RESTART'] === '1' ? test.serial : test.serial.skip;
-storeRestart('SIGKILLs of the server and a restart of the store\'s redis-server, which is the broker too, lose no message and run none twice (set REDSTATE_SUBSCRIPTIONS_STORE_RESTART=1; under investigation)', async (t) => {
+// The store's own Redis restarted mid-stream. It once failed in about twenty runs; the cause
+// found: ioredis resent a read whose reply the restart had lost, so the entries Redis had
+// handed out with it came after later ones of their key (fixed in sources/redis-stream.ts;
+// subscriptions-lost-replies.test.ts loses such a reply on purpose).
+test.serial('SIGKILLs of the server and a restart of the store\'s redis-server, which is the broker too, lose no message and run none twice', async (t) => {
   await withStack(async (stack) => {
     await subscribe(stack.admin, 'redis-stream://orders');
     const p = producer(stack.redis!.url, 'orders');

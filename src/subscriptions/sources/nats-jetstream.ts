@@ -7,7 +7,9 @@
  * that would break key order after a crash. So whenever this source starts reading (at start
  * and after a failure) and the consumer holds unacknowledged messages, it is recreated to
  * start just after its ack floor: everything not acknowledged comes again, in stream order,
- * and the engine's dedup skips what was already created.
+ * and the engine's dedup skips what was already created. The same goes for messages the server
+ * sent while the connection was broken: they are lost on the way, yet wait for an ack until
+ * their ack wait, so a fetch the connection broke under hands out nothing (see `next`).
  *
  * A message's header `key` is the message key; its other headers are passed on.
  */
@@ -43,18 +45,25 @@ export class NatsJetStreamSource implements MessageSource {
   /** Handed out, not acknowledged yet: the JetStream message to ack, by stream sequence. */
   private readonly handed = new Map<string, JsMsg>();
   private closed = false;
+  /** How often the connection broke, and how often it had when the consumer was made ready. */
+  private breaks = 0;
+  private readyAt = 0;
 
   constructor(private readonly opts: NatsJetStreamOptions) {}
 
   async next(): Promise<SourceMessage[]> {
     const { stream, consumer } = await this.ready();
-    const out: SourceMessage[] = [];
-    for await (const m of await consumer.fetch({ max_messages: BATCH, expires: FETCH_EXPIRES_MS })) {
+    const fetched: JsMsg[] = [];
+    for await (const m of await consumer.fetch({ max_messages: BATCH, expires: FETCH_EXPIRES_MS })) fetched.push(m);
+    // Messages the server sent while the connection was down never arrived, and the ones fetched
+    // after the reconnection would overtake them: the consumer rewinds, and `ready` recreates
+    // the JetStream consumer at its ack floor.
+    if (this.breaks !== this.readyAt) throw new Error('nats: the connection broke while fetching; reading again from the first unacknowledged message');
+    return fetched.map((m) => {
       const message = messageOf(stream, m);
       this.handed.set(message.position, m);
-      out.push(message);
-    }
-    return out;
+      return message;
+    });
   }
 
   async ack(messages: SourceMessage[]): Promise<void> {
@@ -86,16 +95,25 @@ export class NatsJetStreamSource implements MessageSource {
   }
 
   private connect(): Promise<NatsConnection> {
-    this.connection ??= connect({ servers: this.opts.servers, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: `redstate ${this.opts.durable}` });
-    // A failed first connect is tried again at the next read.
-    this.connection.catch(() => (this.connection = undefined));
+    if (this.connection) return this.connection;
+    this.connection = connect({ servers: this.opts.servers, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: `redstate ${this.opts.durable}` });
+    this.connection.then(
+      (nc) => void this.countBreaks(nc).catch(() => undefined),
+      // A failed first connect is tried again at the next read.
+      () => (this.connection = undefined),
+    );
     return this.connection;
   }
 
+  private async countBreaks(nc: NatsConnection): Promise<void> {
+    for await (const s of nc.status()) if (s.type === 'disconnect') this.breaks++;
+  }
+
   private async ready(): Promise<{ stream: string; consumer: Consumer }> {
-    if (this.consumer) return this.consumer;
+    if (this.consumer && this.readyAt === this.breaks) return this.consumer;
     if (this.closed) throw new Error('nats: source closed');
     const nc = await this.connect();
+    this.readyAt = this.breaks;
     const jsm = await jetstreamManager(nc);
     const stream = await jsm.streams.find(this.opts.subject);
     const { durable, subject, startAt } = this.opts;

@@ -55,7 +55,14 @@ export class RedisStreamSource implements MessageSource {
   constructor(private readonly opts: RedisStreamOptions) {
     // Its own connection: XREADGROUP BLOCK holds it. Commands fail rather than queue while
     // Redis is away, so the consumer's backoff, not an unbounded queue, waits the outage out.
-    this.redis = new Redis(opts.url, { ...opts.redis, lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: true });
+    //
+    // A command in flight when the connection breaks fails at once and is never sent again
+    // (maxRetriesPerRequest 0, no resend): Redis may have run it and lost only its reply. For
+    // `XREADGROUP … >` that means entries went into this consumer's pending list unseen; a
+    // resent read would hand out the entries after them, and the lost ones would come later,
+    // out of key order (the store's restart in test/e2e/subscriptions-redis.test.ts). Failing
+    // instead makes the consumer rewind and read its pending entries first.
+    this.redis = new Redis(opts.url, { ...opts.redis, lazyConnect: true, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false, enableOfflineQueue: true });
     this.redis.on('error', () => undefined);
   }
 
