@@ -162,7 +162,7 @@ for (const store of storeKinds) {
   test(`${store}: health lists the registered services`, async (t) => {
     const res = await t.context[store]!.ingress.get('restate/health');
     t.is(res.statusCode, 200);
-    t.deepEqual((JSON.parse(res.body) as { services: string[] }).services.sort(), ['Durable', 'Suspender']);
+    t.deepEqual((JSON.parse(res.body) as { services: string[] }).services.sort(), ['Durable', 'Suspender', 'Tally']);
   });
 }
 

@@ -70,10 +70,11 @@ test('sys_service and sys_deployment list the registered SDK endpoint', async (t
   t.deepEqual(services, [
     { name: 'Durable', revision: 1, public: true, ty: 'service', deployment_id: deployment!.id },
     { name: 'Suspender', revision: 1, public: true, ty: 'service', deployment_id: deployment!.id },
+    { name: 'Tally', revision: 1, public: true, ty: 'virtual_object', deployment_id: deployment!.id },
   ]);
   t.like(deployment, { ty: 'http' });
   t.true(String(deployment!.endpoint).startsWith(t.context.serviceUrl));
-  t.deepEqual([...(deployment!.services as string[])].sort(), ['Durable', 'Suspender']);
+  t.deepEqual([...(deployment!.services as string[])].sort(), ['Durable', 'Suspender', 'Tally']);
 });
 
 test("the CLI's Arrow count and detail query", async (t) => {

@@ -15,11 +15,11 @@ for (const store of storeKinds) {
       t.is(again.statusCode, 200, 're-registering the same URI is a no-op');
       const dep = JSON.parse(again.body) as { id: string; services: Array<{ name: string; revision: number }> };
       t.regex(dep.id, /^dp_1[0-9a-zA-Z]{22}$/);
-      t.deepEqual(dep.services.map((s) => [s.name, s.revision]).sort(), [['Durable', 1], ['Suspender', 1]]);
+      t.deepEqual(dep.services.map((s) => [s.name, s.revision]).sort(), [['Durable', 1], ['Suspender', 1], ['Tally', 1]]);
 
       const forced = await admin.post('deployments', { json: { uri: stack.serviceUrl, force: true } });
       t.is(forced.statusCode, 200);
-      t.deepEqual((JSON.parse(forced.body) as typeof dep).services.map((s) => s.revision), [2, 2]);
+      t.deepEqual((JSON.parse(forced.body) as typeof dep).services.map((s) => s.revision), [2, 2, 2]);
 
       const list = JSON.parse((await admin.get('deployments')).body) as { deployments: Array<{ id: string }> };
       t.deepEqual(list.deployments.map((d) => d.id), [dep.id]);
