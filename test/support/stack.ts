@@ -6,10 +6,12 @@ import type { TestFn } from 'ava';
 import got, { type Got } from 'got';
 import path from 'node:path';
 import { startRedis, type RunningRedis } from './redis.js';
+import { startRedisCluster, type RunningRedisCluster } from './redis-cluster.js';
 import { startRedstate, type RedstateProcess } from './server.js';
 import { startService, type StartedService } from './sdk-service.js';
 
-export type StoreKind = 'embedded' | 'redis';
+/** `redis-cluster`: three masters (redis-cluster.ts); opt-in, not among the kinds every file runs on. */
+export type StoreKind = 'embedded' | 'redis' | 'redis-cluster';
 export const storeKinds: StoreKind[] = ['embedded', 'redis'];
 
 export interface Stack {
@@ -21,6 +23,8 @@ export interface Stack {
   serviceUrl: string;
   /** The Redis of a `redis` stack, to kill and restart it. */
   redis?: RunningRedis;
+  /** The Redis Cluster of a `redis-cluster` stack, to kill and restart its masters. */
+  redisCluster?: RunningRedisCluster;
   /** Execution counters kept by the SDK service (durable.mjs). */
   counts(): Promise<Record<string, number>>;
   stop(): Promise<void>;
@@ -50,10 +54,12 @@ export interface StackOptions {
 
 export async function startStack(store: StoreKind, opts: StackOptions = {}): Promise<Stack> {
   const redis = store === 'redis' ? await startRedis() : undefined;
+  const redisCluster = store === 'redis-cluster' ? await startRedisCluster() : undefined;
+  const redisUrl = redis?.url ?? redisCluster?.url;
   const service = await startService(path.resolve('test/support/services', opts.serviceFile ?? 'durable.mjs'), {
     env: { ...opts.serviceEnv, ...(opts.http1 ? { HTTP1: '1' } : {}) },
   });
-  const server = await startRedstate({ ...(redis ? { redisUrl: redis.url } : {}), ...(opts.env ? { env: opts.env } : {}) });
+  const server = await startRedstate({ ...(redisUrl ? { redisUrl } : {}), ...(opts.env ? { env: opts.env } : {}) });
   const admin = client(server.admin);
   const registered = await admin.post('deployments', { json: { uri: service.url, ...(opts.http1 ? { use_http_11: true } : {}) } });
   if (registered.statusCode !== 201) throw new Error(`registration failed: ${registered.statusCode} ${registered.body}`);
@@ -64,6 +70,7 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
     admin,
     serviceUrl: service.url,
     ...(redis ? { redis } : {}),
+    ...(redisCluster ? { redisCluster } : {}),
     async counts() {
       const res = await fetch(`http://127.0.0.1:${service.countsPort}/counts`);
       return (await res.json()) as Record<string, number>;
@@ -72,6 +79,7 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
       await server.stop();
       await service.stop();
       await redis?.stop();
+      await redisCluster?.stop();
     },
   };
 }

@@ -6,8 +6,11 @@
  * `CLAIM_IDLE_MS` (it died) are taken over with `XAUTOCLAIM`.
  *
  * An entry's field `key` is the message key and `value` its body; other fields become headers.
+ * On a Redis Cluster (the store's own, `redis-cluster://`) the stream is one key in one slot and
+ * every command here names only it, so ioredis sends each to the stream's master.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
+import { createRedisClient, type RedisClient } from '../../store/redis/connect.js';
 import type { Header } from '../../protocol/messages.js';
 import type { MessageSource, SourceMessage, StartAt } from '../source.js';
 
@@ -44,7 +47,7 @@ function messageOf(stream: string, [rawId, fields]: RawEntry): SourceMessage {
 }
 
 export class RedisStreamSource implements MessageSource {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private groupReady = false;
   /** Reading this consumer's own pending entries (at start and after a failure) before new ones. */
   private backlog = true;
@@ -55,7 +58,7 @@ export class RedisStreamSource implements MessageSource {
   constructor(private readonly opts: RedisStreamOptions) {
     // Its own connection: XREADGROUP BLOCK holds it. Commands fail rather than queue while
     // Redis is away, so the consumer's backoff, not an unbounded queue, waits the outage out.
-    this.redis = new Redis(opts.url, { ...opts.redis, lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: true });
+    this.redis = createRedisClient(opts.url, { ...opts.redis, lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: true });
     this.redis.on('error', () => undefined);
   }
 
