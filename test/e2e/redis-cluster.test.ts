@@ -141,6 +141,7 @@ test.serial('a SIGKILL of the server under load loses no acknowledged add and lo
 test.serial('a SIGKILL and restart of one master under load: 503s meanwhile, then every acknowledged add lands once', async (t) => {
   await withStack('objects.mjs', async (stack) => {
     const master = stack.redisCluster!.masters[1]!;
+    let healthWhileAway = 0;
     const { acked, unacked, statuses } = await addsUnder(stack, 16, [
       {
         atRound: 4,
@@ -149,6 +150,7 @@ test.serial('a SIGKILL and restart of one master under load: 503s meanwhile, the
           // Longer than the cluster node timeout (2 s): the other masters declare it failed
           // and refuse every command with CLUSTERDOWN until it is back.
           await new Promise((r) => setTimeout(r, 3000));
+          healthWhileAway = (await stack.admin.get('health')).statusCode;
           await master.resume();
           await stack.redisCluster!.waitOk();
         },
@@ -156,8 +158,9 @@ test.serial('a SIGKILL and restart of one master under load: 503s meanwhile, the
     ]);
     t.true((statuses.get(503) ?? 0) > 0, `statuses: ${JSON.stringify([...statuses])}`);
     await expectAddsLanded(t, stack, acked, unacked);
-    const health = await stack.admin.get('health');
-    t.is(health.statusCode, 200);
+    t.is(healthWhileAway, 503);
+    t.is((await stack.admin.get('health')).statusCode, 200);
+    t.regex(stack.server.output(), /store unavailable: Redis at redis-cluster:\/\/.*store available again/s);
   });
 });
 

@@ -26,18 +26,24 @@ export interface StartRedisClusterOptions {
    * everything with CLUSTERDOWN. Default 2000 (Redis: 15 000), so outage tests go through it.
    */
   nodeTimeoutMs?: number;
+  /** Sets `requirepass` (and `masterauth`) on every master; the url then carries it. */
+  password?: string;
 }
 
 export async function startRedisCluster(opts: StartRedisClusterOptions = {}): Promise<RunningRedisCluster> {
   const args = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(opts.nodeTimeoutMs ?? 2000)];
-  const masters = await Promise.all(Array.from({ length: opts.masters ?? 3 }, () => startRedis({ args })));
+  const auth = opts.password === undefined ? [] : ['-a', opts.password, '--no-auth-warning'];
+  const masters = await Promise.all(
+    Array.from({ length: opts.masters ?? 3 }, () => startRedis({ args: [...args, ...(opts.password === undefined ? [] : ['--masterauth', opts.password])], ...(opts.password === undefined ? {} : { password: opts.password }) })),
+  );
+  const credentials = opts.password === undefined ? '' : `:${encodeURIComponent(opts.password)}@`;
   const cluster: RunningRedisCluster = {
-    url: `redis-cluster://${masters.map((m) => `127.0.0.1:${m.port}`).join(',')}`,
+    url: `redis-cluster://${credentials}${masters.map((m) => `127.0.0.1:${m.port}`).join(',')}`,
     masters,
     async waitOk(timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const states = await Promise.all(masters.map((m) => clusterState(m.port)));
+        const states = await Promise.all(masters.map((m) => clusterState(m.port, auth)));
         if (states.every((s) => s === 'ok')) return;
         if (Date.now() > deadline) throw new Error(`Redis Cluster not ok within ${timeoutMs} ms: ${states.join(', ')}`);
         await new Promise((r) => setTimeout(r, 100));
@@ -48,7 +54,7 @@ export async function startRedisCluster(opts: StartRedisClusterOptions = {}): Pr
     },
   };
   try {
-    await run('redis-cli', ['--cluster', 'create', ...masters.map((m) => `127.0.0.1:${m.port}`), '--cluster-replicas', '0', '--cluster-yes'], { timeout: 30_000 });
+    await run('redis-cli', [...auth, '--cluster', 'create', ...masters.map((m) => `127.0.0.1:${m.port}`), '--cluster-replicas', '0', '--cluster-yes'], { timeout: 30_000 });
     await cluster.waitOk();
   } catch (err) {
     await cluster.stop();
@@ -57,9 +63,9 @@ export async function startRedisCluster(opts: StartRedisClusterOptions = {}): Pr
   return cluster;
 }
 
-async function clusterState(port: number): Promise<string> {
+async function clusterState(port: number, auth: string[]): Promise<string> {
   try {
-    const { stdout } = await run('redis-cli', ['-p', String(port), 'cluster', 'info'], { timeout: 5000 });
+    const { stdout } = await run('redis-cli', [...auth, '-p', String(port), 'cluster', 'info'], { timeout: 5000 });
     return /cluster_state:(\w+)/.exec(stdout)?.[1] ?? 'unknown';
   } catch {
     return 'unreachable';
