@@ -89,8 +89,13 @@ export class RedisStore implements Store {
     // Until the store is open, failures reach the caller of `open`, named by the connection
     // error behind them (ioredis itself only says "Connection is closed.").
     let connectionError: Error | undefined;
-    redis.on('error', (err: Error) => (connectionError = err));
-    redis.on('node error', (err: Error) => (connectionError = err));
+    // A cluster's own error ("Failed to refresh slots cache") carries a node's behind it. A
+    // node's "Connection is closed." says less than the error of `connect` itself.
+    const remember = (err: Error) => {
+      if (err.message !== 'Connection is closed.') connectionError = err;
+    };
+    redis.on('error', (err: Error & { lastNodeError?: Error }) => remember(err.lastNodeError ?? err));
+    redis.on('node error', remember);
     const location = withoutPassword(url);
     try {
       await redis.connect();
