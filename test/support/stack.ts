@@ -10,9 +10,23 @@ import { startRedisCluster, type RunningRedisCluster } from './redis-cluster.js'
 import { startRedstate, type RedstateProcess } from './server.js';
 import { startService, type StartedService } from './sdk-service.js';
 
-/** `redis-cluster`: three masters (redis-cluster.ts); opt-in, not among the kinds every file runs on. */
+/** `redis-cluster`: three masters (redis-cluster.ts). */
 export type StoreKind = 'embedded' | 'redis' | 'redis-cluster';
-export const storeKinds: StoreKind[] = ['embedded', 'redis'];
+const allKinds: StoreKind[] = ['embedded', 'redis', 'redis-cluster'];
+
+/**
+ * The stores the files that run on every store use: embedded and redis, or the list in
+ * `REDSTATE_TEST_STORES` (e.g. `redis-cluster` to run them all on a Redis Cluster).
+ */
+export const storeKinds: StoreKind[] = storeKindsOf(process.env['REDSTATE_TEST_STORES']);
+
+function storeKindsOf(list: string | undefined): StoreKind[] {
+  if (list === undefined || list.trim() === '') return ['embedded', 'redis'];
+  const kinds = list.split(',').map((k) => k.trim());
+  const unknown = kinds.filter((k) => !(allKinds as string[]).includes(k));
+  if (unknown.length > 0) throw new Error(`REDSTATE_TEST_STORES: unknown store ${unknown.join(', ')} (known: ${allKinds.join(', ')})`);
+  return kinds as StoreKind[];
+}
 
 export interface Stack {
   server: RedstateProcess;
