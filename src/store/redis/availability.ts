@@ -26,8 +26,12 @@ const PROBE_EVERY_MS = 500;
 /** How long a command issued while Redis is unreachable waits for it before it is refused. */
 const READY_WAIT_MS = 1000;
 
-/** Redis answered, but cannot serve now (still loading, out of memory, a script running…). */
-const NOT_NOW = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY|NOAUTH|OOM|MISCONF|NOREPLICAS)\b/;
+/**
+ * Redis answered, but cannot serve now (still loading, out of memory, a script running…). On a
+ * cluster, MOVED and ASK reach us when ioredis could not follow them (a command auto-pipelined
+ * with others for a master that went away): the command did not run there either.
+ */
+const NOT_NOW = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY|NOAUTH|OOM|MISCONF|NOREPLICAS|MOVED|ASK)\b/;
 
 const UNAVAILABLE = 'The store is unavailable: Redis cannot be reached. Retry once it is back.';
 const UNKNOWN_OUTCOME = 'The store became unavailable while this change was being stored: it may or may not have been applied. Retry once the store is back.';
@@ -90,6 +94,13 @@ export class RedisAvailability {
       if (!NOT_NOW.test(message)) return err;
       this.masterDown(message);
       return new StoreUnavailable(`The store is unavailable: Redis refused the command (${message.split(' ')[0]}). Retry later.`, false, { cause: err });
+    }
+    // ioredis gave up following a cluster's refusals, the last one a refusal too: no attempt
+    // ran, since one whose connection closed is never tried again (connect.ts).
+    const refusals = /^Too many Cluster redirections\. Last error: ReplyError: (CLUSTERDOWN|TRYAGAIN|MOVED|ASK)\b/.exec(message);
+    if (refusals) {
+      this.masterDown(message);
+      return new StoreUnavailable(`The store is unavailable: Redis Cluster refused the command (${refusals[1]}). Retry later.`, false, { cause: err });
     }
     this.masterDown(message);
     return new StoreUnavailable(write ? UNKNOWN_OUTCOME : UNAVAILABLE, write, { cause: err });
