@@ -10,9 +10,6 @@ export type RedisClient = Redis | Cluster;
 
 export const isCluster = (client: RedisClient): client is Cluster => client instanceof Cluster;
 
-/** Slot maps are re-read this often, so a master that was away is found again without a redirect. */
-const SLOTS_REFRESH_MS = 2000;
-
 /**
  * `options` are per connection; for a cluster the ones that concern the whole client
  * (lazyConnect, auto-pipelining, reconnection) are lifted to the cluster.
@@ -37,7 +34,9 @@ export function createRedisClient(url: string, options: RedisOptions): RedisClie
     // this delay (availability.ts: never twice). MOVED, ASK, TRYAGAIN and CLUSTERDOWN are
     // refusals, so following or retrying them stays safe.
     retryDelayOnFailover: 0,
-    slotsRefreshInterval: SLOTS_REFRESH_MS,
+    // No periodic slot-map refresh (`slotsRefreshInterval`): a refresh in flight when the client
+    // quits schedules the next one anyway, which keeps the process alive. The map is re-read on
+    // MOVED, on CLUSTERDOWN and when `masters` misses a master.
   });
 }
 
