@@ -20,6 +20,9 @@ const allKinds: StoreKind[] = ['embedded', 'redis', 'redis-cluster'];
  */
 export const storeKinds: StoreKind[] = storeKindsOf(process.env['REDSTATE_TEST_STORES']);
 
+/** The store's `backend` (metrics label, `StoreInfo.backend`): a Redis Cluster is the Redis backend. */
+export const backendOf = (kind: StoreKind): 'embedded' | 'redis' => (kind === 'redis-cluster' ? 'redis' : kind);
+
 function storeKindsOf(list: string | undefined): StoreKind[] {
   if (list === undefined || list.trim() === '') return ['embedded', 'redis'];
   const kinds = list.split(',').map((k) => k.trim());
