@@ -6,6 +6,7 @@
 //
 //   npm run faults                                   # every store and fault kind, the long rounds
 //   npm run faults -- --store redis --fault redis --rounds 12
+//   npm run faults -- --store redis-cluster --fault redis   # three masters; a fault kills one
 //   npm run faults -- --ops 500 --faults-per-round 3 --seed 7 --concurrency 48 --settle-ms 60000
 //   npm run faults -- --fault redis --downtime-ms 500-1500   # how long a killed process stays down
 //
@@ -61,15 +62,15 @@ const range = (name, fallback) => {
 };
 const stores = list(args.store);
 const faults = list(args.fault);
-for (const s of stores) if (!['embedded', 'redis'].includes(s)) throw new Error(`unknown store '${s}'`);
+for (const s of stores) if (!['embedded', 'redis', 'redis-cluster'].includes(s)) throw new Error(`unknown store '${s}'`);
 for (const f of faults) if (!faultKinds.includes(f)) throw new Error(`unknown fault '${f}'`);
 const artifactsDir = args.artifacts ?? mkdtempSync(path.join(os.tmpdir(), 'redstate-faults-evidence-'));
 
 const results = [];
 for (const store of stores) {
   for (const fault of faults) {
-    // redis-server is only there with the Redis store.
-    if (fault === 'redis' && store !== 'redis') continue;
+    // redis-server is only there with the Redis stores.
+    if (fault === 'redis' && store === 'embedded') continue;
     const opts = {
       store,
       fault,

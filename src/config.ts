@@ -6,6 +6,8 @@
  * generated from it (test/unit/config.test.ts keeps README in step).
  */
 
+import { parseRedisUrl } from './redis-url.js';
+
 export type LogFormat = 'json' | 'pretty';
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -153,6 +155,16 @@ function url(protocols: string[], example: string) {
   };
 }
 
+function redisUrl(raw: string, name: string): string | undefined {
+  if (raw === '') return undefined;
+  try {
+    parseRedisUrl(raw);
+  } catch (err) {
+    throw new ConfigError(`${name}: ${(err as Error).message}`);
+  }
+  return raw;
+}
+
 function oneOf<T extends string>(values: readonly T[]) {
   return (raw: string, name: string): T => {
     const v = raw.trim().toLowerCase();
@@ -171,7 +183,7 @@ export const settings: readonly Setting[] = [
   { key: 'adminPort', flag: '--admin-port', env: 'REDSTATE_ADMIN_PORT', arg: 'N', help: 'admin port: /deployments, /services, /invocations, /query, /health, /metrics', parse: port },
   { key: 'nodePort', flag: '--node-port', env: 'REDSTATE_NODE_PORT', arg: 'N', help: "Prometheus /metrics, on Restate's node port", parse: port },
   { key: 'host', flag: '--host', env: 'REDSTATE_HOST', arg: 'ADDR', help: 'bind address of the three ports', parse: text },
-  { key: 'redisUrl', flag: '--redis-url', env: 'REDSTATE_REDIS_URL', arg: 'URL', help: 'Redis store, e.g. redis://127.0.0.1:6379', shownDefault: 'unset: embedded store', parse: url(['redis:', 'rediss:'], 'redis://host:port') },
+  { key: 'redisUrl', flag: '--redis-url', env: 'REDSTATE_REDIS_URL', arg: 'URL', help: 'Redis store, e.g. redis://127.0.0.1:6379, or a Redis Cluster: redis-cluster://host1:port1,host2:port2', shownDefault: 'unset: embedded store', parse: redisUrl },
   { key: 'dataDir', flag: '--data-dir', env: 'REDSTATE_DATA_DIR', arg: 'DIR', help: 'directory of the embedded store (when no Redis URL is set)', parse: text },
   { key: 'partitions', flag: '--partitions', env: 'REDSTATE_PARTITIONS', arg: 'N', help: 'number of partitions; fixed when the store is created', parse: positiveInt },
   { key: 'requestSizeLimit', flag: '--request-size-limit', env: 'REDSTATE_REQUEST_SIZE_LIMIT', arg: 'BYTES', help: 'largest ingress request body (also sizes the HTTP/2 sessions towards deployments)', shownDefault: '33554432 (32 MiB)', parse: positiveInt },

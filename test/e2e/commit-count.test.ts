@@ -7,7 +7,7 @@
  * An object handler that reads, writes and returns is one commit to create it and one for its
  * state write with its output and End (the attempt lingers for them, runtime/invoker/attempt.ts).
  */
-import { sqlRows, startStack, storeKinds, type Stack } from '../support/stack.js';
+import { backendOf, sqlRows, startStack, storeKinds, type Stack } from '../support/stack.js';
 import test from 'ava';
 
 const CALLS = 20;
@@ -23,11 +23,11 @@ for (const store of storeKinds) {
     const stack = await startStack(store);
     try {
       const perCall = async (path: string, body: (i: number) => unknown) => {
-        const before = await commits(stack, store);
+        const before = await commits(stack, backendOf(store));
         // One at a time: commits of concurrent calls would still be counted one by one, but
         // sequential calls keep the count free of retries caused by load.
         for (let i = 0; i < CALLS; i++) t.is((await stack.ingress.post(`restate/call/${path}`, { json: body(i) })).statusCode, 200);
-        return ((await commits(stack, store)) - before) / CALLS;
+        return ((await commits(stack, backendOf(store))) - before) / CALLS;
       };
       t.is(await perCall('Durable/greet', () => 'x'), 2);
       t.is(await perCall('Durable/steps', (i) => ({ tag: `${store}-count-${i}`, sleepMs: 0 })), 10);

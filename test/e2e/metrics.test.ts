@@ -5,7 +5,7 @@
  */
 import anyTest, { type TestFn } from 'ava';
 import { scrape } from '../support/prometheus.js';
-import { stacksPerStore, storeKinds, type Stack } from '../support/stack.js';
+import { backendOf, stacksPerStore, storeKinds, type Stack } from '../support/stack.js';
 
 const test = anyTest as TestFn<Record<string, Stack>>;
 
@@ -44,11 +44,11 @@ for (const store of storeKinds) {
       ['0.5', '0.9', '0.99', '1'],
     );
 
-    const commits = after.count('redstate_store_commit_duration_seconds', { backend: store }) - before.count('redstate_store_commit_duration_seconds', { backend: store });
+    const commits = after.count('redstate_store_commit_duration_seconds', { backend: backendOf(store) }) - before.count('redstate_store_commit_duration_seconds', { backend: backendOf(store) });
     t.true(commits >= N, `${commits} commits for ${N} calls`);
     t.is(after.type('redstate_store_commit_duration_seconds'), 'HISTOGRAM');
-    t.true(after.count('redstate_store_group_commit_size', { backend: store }) > before.count('redstate_store_group_commit_size', { backend: store }));
-    t.is(after.value('redstate_store_connected', { backend: store }), 1);
+    t.true(after.count('redstate_store_group_commit_size', { backend: backendOf(store) }) > before.count('redstate_store_group_commit_size', { backend: backendOf(store) }));
+    t.is(after.value('redstate_store_connected', { backend: backendOf(store) }), 1);
 
     for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) {
       t.true(after.names().includes(name), name);

@@ -91,7 +91,7 @@ test('keys carry the partition hash tag and the layout documented in keys.ts', a
     });
     await store.saveRegistry({});
     t.deepEqual((await raw.keys('*')).sort(), [
-      'rs:registry',
+      'rs:{global}:registry',
       'rs:{p7}:active',
       'rs:{p7}:history:inv:1/x',
       'rs:{p7}:inv:inv:1/x',

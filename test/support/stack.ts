@@ -6,11 +6,30 @@ import type { TestFn } from 'ava';
 import got, { type Got } from 'got';
 import path from 'node:path';
 import { startRedis, type RunningRedis } from './redis.js';
+import { startRedisCluster, type RunningRedisCluster } from './redis-cluster.js';
 import { startRedstate, type RedstateProcess } from './server.js';
 import { startService, type StartedService } from './sdk-service.js';
 
-export type StoreKind = 'embedded' | 'redis';
-export const storeKinds: StoreKind[] = ['embedded', 'redis'];
+/** `redis-cluster`: three masters (redis-cluster.ts). */
+export type StoreKind = 'embedded' | 'redis' | 'redis-cluster';
+const allKinds: StoreKind[] = ['embedded', 'redis', 'redis-cluster'];
+
+/**
+ * The stores the files that run on every store use: embedded and redis, or the list in
+ * `REDSTATE_TEST_STORES` (e.g. `redis-cluster` to run them all on a Redis Cluster).
+ */
+export const storeKinds: StoreKind[] = storeKindsOf(process.env['REDSTATE_TEST_STORES']);
+
+/** The store's `backend` (metrics label, `StoreInfo.backend`): a Redis Cluster is the Redis backend. */
+export const backendOf = (kind: StoreKind): 'embedded' | 'redis' => (kind === 'redis-cluster' ? 'redis' : kind);
+
+function storeKindsOf(list: string | undefined): StoreKind[] {
+  if (list === undefined || list.trim() === '') return ['embedded', 'redis'];
+  const kinds = list.split(',').map((k) => k.trim());
+  const unknown = kinds.filter((k) => !(allKinds as string[]).includes(k));
+  if (unknown.length > 0) throw new Error(`REDSTATE_TEST_STORES: unknown store ${unknown.join(', ')} (known: ${allKinds.join(', ')})`);
+  return kinds as StoreKind[];
+}
 
 export interface Stack {
   server: RedstateProcess;
@@ -21,6 +40,8 @@ export interface Stack {
   serviceUrl: string;
   /** The Redis of a `redis` stack, to kill and restart it. */
   redis?: RunningRedis;
+  /** The Redis Cluster of a `redis-cluster` stack, to kill and restart its masters. */
+  redisCluster?: RunningRedisCluster;
   /** Execution counters kept by the SDK service (durable.mjs). */
   counts(): Promise<Record<string, number>>;
   stop(): Promise<void>;
@@ -50,10 +71,12 @@ export interface StackOptions {
 
 export async function startStack(store: StoreKind, opts: StackOptions = {}): Promise<Stack> {
   const redis = store === 'redis' ? await startRedis() : undefined;
+  const redisCluster = store === 'redis-cluster' ? await startRedisCluster() : undefined;
+  const redisUrl = redis?.url ?? redisCluster?.url;
   const service = await startService(path.resolve('test/support/services', opts.serviceFile ?? 'durable.mjs'), {
     env: { ...opts.serviceEnv, ...(opts.http1 ? { HTTP1: '1' } : {}) },
   });
-  const server = await startRedstate({ ...(redis ? { redisUrl: redis.url } : {}), ...(opts.env ? { env: opts.env } : {}) });
+  const server = await startRedstate({ ...(redisUrl ? { redisUrl } : {}), ...(opts.env ? { env: opts.env } : {}) });
   const admin = client(server.admin);
   const registered = await admin.post('deployments', { json: { uri: service.url, ...(opts.http1 ? { use_http_11: true } : {}) } });
   if (registered.statusCode !== 201) throw new Error(`registration failed: ${registered.statusCode} ${registered.body}`);
@@ -64,6 +87,7 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
     admin,
     serviceUrl: service.url,
     ...(redis ? { redis } : {}),
+    ...(redisCluster ? { redisCluster } : {}),
     async counts() {
       const res = await fetch(`http://127.0.0.1:${service.countsPort}/counts`);
       return (await res.json()) as Record<string, number>;
@@ -72,6 +96,7 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
       await server.stop();
       await service.stop();
       await redis?.stop();
+      await redisCluster?.stop();
     },
   };
 }

@@ -7,18 +7,31 @@
  * it was handed over (the connection broke, no reply in time) may have reached Redis: for a
  * write that is an unknown outcome (`mayHaveApplied: true`). ioredis must therefore never send
  * a command twice or later than asked (see `connectionOptions`).
+ *
+ * A Redis Cluster stays "ready" while one of its masters is away: commands for that master's
+ * slots fail (and, once the others notice, every command is refused with CLUSTERDOWN). The
+ * outage is then noticed from a node's error or a failed command, and over when every master
+ * answers a ping (`probe`).
  */
-import type { Redis, RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
 import { StoreUnavailable } from '../types.js';
+import { isCluster, type RedisClient } from './connect.js';
 
 /** How an outage is reported: once when it starts, once when it ends (with its length). */
 export type AvailabilityLog = (event: { available: boolean; message: string; outageMs?: number }) => void;
 
+/** While a cluster master is away, how often every master is pinged to see whether all are back. */
+const PROBE_EVERY_MS = 500;
+
 /** How long a command issued while Redis is unreachable waits for it before it is refused. */
 const READY_WAIT_MS = 1000;
 
-/** Redis answered, but cannot serve now (still loading, out of memory, a script running…). */
-const NOT_NOW = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY|NOAUTH|OOM|MISCONF|NOREPLICAS)\b/;
+/**
+ * Redis answered, but cannot serve now (still loading, out of memory, a script running…). On a
+ * cluster, MOVED and ASK reach us when ioredis could not follow them (a command auto-pipelined
+ * with others for a master that went away): the command did not run there either.
+ */
+const NOT_NOW = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY|NOAUTH|OOM|MISCONF|NOREPLICAS|MOVED|ASK)\b/;
 
 const UNAVAILABLE = 'The store is unavailable: Redis cannot be reached. Retry once it is back.';
 const UNKNOWN_OUTCOME = 'The store became unavailable while this change was being stored: it may or may not have been applied. Retry once the store is back.';
@@ -37,17 +50,21 @@ export const connectionOptions: RedisOptions = {
 
 export class RedisAvailability {
   private down: { since: number } | undefined;
+  private probing: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly location: string,
     private readonly log: AvailabilityLog = () => {},
+    /** Resolves when every master answers; for a cluster only. */
+    private readonly probe?: () => Promise<void>,
   ) {
     // Failures reach callers through rejected commands; without a listener ioredis would
     // print every reconnection error.
     redis.on('error', (err: Error) => this.wentDown(err.message));
     redis.on('close', () => this.wentDown('connection closed'));
     redis.on('ready', () => this.cameBack());
+    if (isCluster(redis)) redis.on('node error', (err: Error, node: string) => this.masterDown(`${node}: ${err.message}`));
   }
 
   /** Resolves when commands can be sent; throws `StoreUnavailable` if Redis stays unreachable. */
@@ -74,13 +91,48 @@ export class RedisAvailability {
     if (err instanceof StoreUnavailable) return err;
     const message = err instanceof Error ? err.message : String(err);
     if (err instanceof Error && err.name === 'ReplyError') {
-      return NOT_NOW.test(message) ? new StoreUnavailable(`The store is unavailable: Redis refused the command (${message.split(' ')[0]}). Retry later.`, false, { cause: err }) : err;
+      if (!NOT_NOW.test(message)) return err;
+      this.masterDown(message);
+      return new StoreUnavailable(`The store is unavailable: Redis refused the command (${message.split(' ')[0]}). Retry later.`, false, { cause: err });
     }
+    // ioredis gave up following a cluster's refusals, the last one a refusal too: no attempt
+    // ran, since one whose connection closed is never tried again (connect.ts).
+    const refusals = /^Too many Cluster redirections\. Last error: ReplyError: (CLUSTERDOWN|TRYAGAIN|MOVED|ASK)\b/.exec(message);
+    if (refusals) {
+      this.masterDown(message);
+      return new StoreUnavailable(`The store is unavailable: Redis Cluster refused the command (${refusals[1]}). Retry later.`, false, { cause: err });
+    }
+    this.masterDown(message);
     return new StoreUnavailable(write ? UNKNOWN_OUTCOME : UNAVAILABLE, write, { cause: err });
   }
 
-  private wentDown(reason: string): void {
-    if (this.down || this.redis.status === 'ready') return;
+  /** A cluster master is away (or refuses) while the cluster client stays ready: probe until all answer. */
+  private masterDown(reason: string): void {
+    if (!this.probe || this.probing) return;
+    this.wentDown(reason, true);
+    const probe = this.probe;
+    const again = () => {
+      this.probing = setTimeout(() => {
+        probe().then(
+          () => {
+            this.probing = undefined;
+            this.cameBack();
+          },
+          again,
+        );
+      }, PROBE_EVERY_MS);
+      this.probing.unref();
+    };
+    again();
+  }
+
+  /** No more probing once the client is closed. */
+  stop(): void {
+    clearTimeout(this.probing);
+  }
+
+  private wentDown(reason: string, whileReady = false): void {
+    if (this.down || (this.redis.status === 'ready' && !whileReady)) return;
     this.down = { since: Date.now() };
     this.log({ available: false, message: `store unavailable: Redis at ${this.location} cannot be reached (${reason}); requests answer 503 until it is back` });
   }

@@ -35,8 +35,17 @@ export function durabilityWarnings(s: DurabilitySettings): string[] {
   return warnings;
 }
 
-/** Reads the settings with CONFIG GET; managed Redis often forbids or renames CONFIG. */
-export async function checkDurability(redis: Redis): Promise<string[]> {
+/**
+ * Reads the settings with CONFIG GET on every master (`nodes`: one for a single Redis); managed
+ * Redis often forbids or renames CONFIG. A cluster's warnings name the master they concern.
+ */
+export async function checkDurability(nodes: Redis[]): Promise<string[]> {
+  const each = await Promise.all(nodes.map(nodeWarnings));
+  if (nodes.length === 1) return each[0]!;
+  return each.flatMap((warnings, i) => warnings.map((w) => `master ${nodes[i]!.options.host}:${nodes[i]!.options.port}: ${w}`));
+}
+
+async function nodeWarnings(redis: Redis): Promise<string[]> {
   const settings: DurabilitySettings = {};
   try {
     for (const name of ['appendonly', 'appendfsync', 'maxmemory-policy'] as const) {

@@ -12,7 +12,11 @@
  *   rs:{pN}:timers               zset    timer key scored by dueAt (epoch ms)
  *   rs:{pN}:outbox               hash    message id -> JSON body
  *   rs:{pN}:rec:<kind>           hash    record key -> JSON value
- *   rs:registry                  string  JSON registry document (global, no tag)
+ *   rs:{global}:registry         string  JSON registry document: deployments, services, rules,
+ *                                        subscriptions, Kafka clusters (global)
+ *
+ * Records that belong to no partition carry the one tag `{global}`, so on a Redis Cluster they
+ * share one slot too and a script may touch several of them.
  *
  * Each variable part is the last segment after a fixed, distinct prefix, so ids containing
  * `:` or `/` cannot collide; the (service, key) pair is JSON-encoded because it has two
@@ -20,7 +24,9 @@
  */
 import { checkPartition } from '../codec.js';
 
-export const registryKey = 'rs:registry';
+export const registryKey = 'rs:{global}:registry';
+/** Where stores made before the global tag keep the registry: read while `registryKey` is absent. */
+export const legacyRegistryKey = 'rs:registry';
 
 export interface PartitionKeys {
   invocations: string;

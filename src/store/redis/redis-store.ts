@@ -4,9 +4,13 @@
  * that become ready in one event-loop turn as one pipeline, which is our group commit: with
  * `appendfsync always` Redis fsyncs once per event-loop iteration, before replying to any of
  * them (design.md, "Store").
+ *
+ * On a Redis Cluster (connect.ts) every command and every commit names keys of one slot (a
+ * partition's hash tag, or the global one: keys.ts); only loading the script, the durability
+ * check and the ping concern the whole cluster, and run on every master.
  */
 import type { ConnectionOptions } from 'node:tls';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import {
   bytesOf,
   checkJournalIndex,
@@ -32,7 +36,9 @@ import { commitArgs, type ScriptArg } from './commit-args.js';
 import { connectionOptions, RedisAvailability, type AvailabilityLog } from './availability.js';
 import { storeMetrics, type StoreMetrics } from '../../telemetry/metrics.js';
 import { checkDurability } from './durability.js';
-import { partitionKeys, registryKey } from './keys.js';
+import { createRedisClient, isCluster, masters, type RedisClient } from './connect.js';
+import { parseRedisUrl, withoutPassword } from '../../redis-url.js';
+import { legacyRegistryKey, partitionKeys, registryKey } from './keys.js';
 import { readLuaScript } from './scripts.js';
 
 export interface RedisStoreOptions {
@@ -50,9 +56,9 @@ export interface RedisStoreOptions {
 /** 0 when applied; [1-based append index, journal length found] or ['record', 1-based expectation index] on a conflict. */
 type CommitReply = 0 | [number, number] | ['record', number];
 
-interface ScriptedRedis extends Redis {
+type ScriptedRedis = RedisClient & {
   commitTransition(numKeys: number, keys: string[], args: ScriptArg[]): Promise<CommitReply>;
-}
+};
 
 /** How long `ping` waits for PONG before the store counts as unavailable. */
 const PING_TIMEOUT_MS = 1000;
@@ -69,17 +75,27 @@ export class RedisStore implements Store {
   ) {}
 
   static async open(url: string, options: RedisStoreOptions = {}): Promise<RedisStore> {
-    const redis = new Redis(url, {
+    const redis = createRedisClient(url, {
       ...connectionOptions,
       lazyConnect: true,
       enableAutoPipelining: true,
+      // A cluster's auto-pipelines are grouped by the first argument of a command ioredis does
+      // not know, which for a script is its key count: the commit would join another master's
+      // pipeline and be refused. Sent alone, it goes to its partition's master (EVALSHA's first key).
+      ...(parseRedisUrl(url).kind === 'cluster' ? { autoPipeliningIgnoredCommands: ['commitTransition'] } : {}),
       commandTimeout: options.commandTimeout ?? 15_000,
       ...(options.tls ? { tls: options.tls } : {}),
     }) as ScriptedRedis;
     // Until the store is open, failures reach the caller of `open`, named by the connection
     // error behind them (ioredis itself only says "Connection is closed.").
     let connectionError: Error | undefined;
-    redis.on('error', (err: Error) => (connectionError = err));
+    // A cluster's own error ("Failed to refresh slots cache") carries a node's behind it. A
+    // node's "Connection is closed." says less than the error of `connect` itself.
+    const remember = (err: Error) => {
+      if (err.message !== 'Connection is closed.') connectionError = err;
+    };
+    redis.on('error', (err: Error & { lastNodeError?: Error }) => remember(err.lastNodeError ?? err));
+    redis.on('node error', remember);
     const location = withoutPassword(url);
     try {
       await redis.connect();
@@ -87,13 +103,15 @@ export class RedisStore implements Store {
       redis.defineCommand('commitTransition', { lua });
       // Loading up front surfaces a script that Redis refuses (e.g. a Redis older than 7.0
       // does not accept the shebang) at startup rather than at the first commit.
-      await redis.script('LOAD', lua);
-      const warnings = await checkDurability(redis);
+      // A cluster's masters each load it: EVALSHA runs on the master of the commit's slot.
+      await Promise.all(masters(redis).map((node) => node.script('LOAD', lua)));
+      const warnings = await checkDurability(masters(redis));
       const metrics = storeMetrics('redis');
-      const availability = new RedisAvailability(redis, location, (event) => {
+      const log: AvailabilityLog = (event) => {
         metrics.connected.set(event.available ? 1 : 0);
         options.onAvailability?.(event);
-      });
+      };
+      const availability = new RedisAvailability(redis, location, log, isCluster(redis) ? () => pingMasters(redis) : undefined);
       metrics.connected.set(1);
       return new RedisStore(redis, availability, { backend: 'redis', location, warnings }, metrics);
     } catch (err) {
@@ -129,7 +147,7 @@ export class RedisStore implements Store {
         timer = setTimeout(() => reject(new Error(`no PONG within ${PING_TIMEOUT_MS} ms`)), PING_TIMEOUT_MS);
       });
       try {
-        await Promise.race([this.redis.ping(), timeout]);
+        await Promise.race([pingMasters(this.redis), timeout]);
       } finally {
         clearTimeout(timer);
       }
@@ -215,7 +233,7 @@ export class RedisStore implements Store {
   }
 
   async loadRegistry(): Promise<unknown | undefined> {
-    const text = await this.read(() => this.redis.get(registryKey));
+    const text = (await this.read(() => this.redis.get(registryKey))) ?? (await this.read(() => this.redis.get(legacyRegistryKey)));
     return text === null ? undefined : decodeJson(text);
   }
 
@@ -225,6 +243,7 @@ export class RedisStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.availability.stop();
     // QUIT waits for the replies of commands already sent; when Redis is unreachable there
     // is nothing to wait for.
     try {
@@ -235,18 +254,13 @@ export class RedisStore implements Store {
   }
 }
 
+/** PONG from every master; a cluster with one master away is unavailable. */
+async function pingMasters(redis: RedisClient): Promise<void> {
+  await Promise.all(masters(redis).map((node: Redis) => node.ping()));
+}
+
 function timersOf(flat: string[]): Timer[] {
   const timers: Timer[] = [];
   for (let i = 0; i + 1 < flat.length; i += 2) timers.push({ key: flat[i]!, dueAt: Number(flat[i + 1]) });
   return timers;
-}
-
-function withoutPassword(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '';
-    return parsed.toString();
-  } catch {
-    return url.replace(/\/\/[^@/]*@/, '//');
-  }
 }

@@ -1,9 +1,10 @@
 /**
- * TLS for `rediss://` beyond the system's trust store: a private CA to trust, and a client
+ * TLS for `rediss://` (and `rediss-cluster://`) beyond the system's trust store: a private CA to trust, and a client
  * certificate for servers that ask for one (Redis does by default, `tls-auth-clients yes`).
  */
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
+import { parseRedisUrl } from '../../redis-url.js';
 
 export interface TlsFiles {
   ca?: string | undefined;
@@ -15,7 +16,7 @@ export interface TlsFiles {
 export function tlsOptions(url: string, files: TlsFiles): ConnectionOptions | undefined {
   const given = Object.entries(files).filter((e): e is [string, string] => e[1] !== undefined);
   if (given.length === 0) return undefined;
-  if (!url.startsWith('rediss://')) throw new Error(`Redis TLS files are given, but the Redis URL does not start with rediss://`);
+  if (!parseRedisUrl(url).tls) throw new Error(`Redis TLS files are given, but the Redis URL does not start with rediss:// or rediss-cluster://`);
   if ((files.cert === undefined) !== (files.key === undefined)) throw new Error('a Redis TLS client certificate needs its key, and the key its certificate');
   const options: ConnectionOptions = {};
   for (const [name, path] of given) {

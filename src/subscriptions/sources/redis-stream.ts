@@ -6,8 +6,11 @@
  * `CLAIM_IDLE_MS` (it died) are taken over with `XAUTOCLAIM`.
  *
  * An entry's field `key` is the message key and `value` its body; other fields become headers.
+ * On a Redis Cluster (the store's own, `redis-cluster://`) the stream is one key in one slot and
+ * every command here names only it, so ioredis sends each to the stream's master.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
+import { createRedisClient, type RedisClient } from '../../store/redis/connect.js';
 import type { Header } from '../../protocol/messages.js';
 import type { MessageSource, SourceMessage, StartAt } from '../source.js';
 
@@ -44,7 +47,7 @@ function messageOf(stream: string, [rawId, fields]: RawEntry): SourceMessage {
 }
 
 export class RedisStreamSource implements MessageSource {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private groupReady = false;
   /** Reading this consumer's own pending entries (at start and after a failure) before new ones. */
   private backlog = true;
@@ -62,7 +65,7 @@ export class RedisStreamSource implements MessageSource {
     // resent read would hand out the entries after them, and the lost ones would come later,
     // out of key order (the store's restart in test/e2e/subscriptions-redis.test.ts). Failing
     // instead makes the consumer rewind and read its pending entries first.
-    this.redis = new Redis(opts.url, { ...opts.redis, lazyConnect: true, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false, enableOfflineQueue: true });
+    this.redis = createRedisClient(opts.url, { ...opts.redis, lazyConnect: true, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false, enableOfflineQueue: true });
     this.redis.on('error', () => undefined);
   }
 

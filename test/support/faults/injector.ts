@@ -1,7 +1,8 @@
 /**
  * Injects a round's faults when the load reaches their planned operations, one fault at a time:
- * SIGKILL of redstate, of redis-server or of the SDK service, each followed by its restart on
- * the same data, directory and port.
+ * SIGKILL of redstate, of redis-server (on a Redis Cluster: one master, picked by the operation
+ * that triggers the fault) or of the SDK service, each followed by its restart on the same data,
+ * directory and port.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Stack } from '../stack.js';
@@ -31,7 +32,7 @@ export function faultInjector(stack: Stack, kind: FaultKind, planned: PlannedFau
   const inject = async ({ atOp, downtimeMs }: PlannedFault) => {
     if (failure !== undefined) return;
     const killedAt = Date.now();
-    await killAndRestart(stack, kind, downtimeMs);
+    await killAndRestart(stack, kind, atOp, downtimeMs);
     faults.push({ kind, atOp, downtimeMs, killedAt, restartedAt: Date.now() });
   };
   return {
@@ -50,18 +51,19 @@ export function faultInjector(stack: Stack, kind: FaultKind, planned: PlannedFau
   };
 }
 
-async function killAndRestart(stack: Stack, kind: FaultKind, downtimeMs: number): Promise<void> {
-  const target = victim(stack, kind);
+async function killAndRestart(stack: Stack, kind: FaultKind, atOp: number, downtimeMs: number): Promise<void> {
+  const target = victim(stack, kind, atOp);
   await target.kill();
   await delay(downtimeMs);
   await target.restart();
 }
 
 /** The process a fault kills: SIGKILL, and start again on the same data, directory and port. */
-function victim(stack: Stack, kind: FaultKind): { kill(): Promise<void>; restart(): Promise<void> } {
+function victim(stack: Stack, kind: FaultKind, atOp: number): { kill(): Promise<void>; restart(): Promise<void> } {
   if (kind === 'server') return stack.server;
   if (kind === 'sdk') return stack.service;
-  const redis = stack.redis;
+  const masters = stack.redisCluster?.masters;
+  const redis = stack.redis ?? masters?.[atOp % masters.length];
   if (!redis) throw new Error('a Redis fault needs the Redis store');
   return { kill: () => redis.halt({ kill: true }), restart: () => redis.resume() };
 }

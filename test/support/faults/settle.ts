@@ -67,7 +67,8 @@ export async function settle(stack: Stack, sent: Sent[], executions: Execution[]
     answer(Date.now() + FINAL_CALL_MS, (ms) => stack.ingress.post(`restate/call/Counter/${key}/get`, { timeout: { request: ms } })),
   );
   const stuck = KEYS.filter((key) => jsonOf(finalCalls.get(key)!) === undefined);
-  const locks = stack.redis && stuck.length > 0 ? await withStatuses(stack, await readLockRecords(stack.redis.url, 'Counter', stuck)) : new Map();
+  const redisUrl = stack.redis?.url ?? stack.redisCluster?.url;
+  const locks = redisUrl && stuck.length > 0 ? await withStatuses(stack, await readLockRecords(redisUrl, 'Counter', stuck)) : new Map();
   return { byId, byIdempotencyKey, unfinished, inbox, finalCalls, counts, locks };
 }
 
