@@ -4,7 +4,7 @@
  * made visible before the transition that caused it is stored (design.md, "The invariant").
  * With nobody listening a commit costs one size check more.
  */
-import type { HistoryEntry, RecordWrite, Store, StoreInfo, Transition } from './types.js';
+import type { Coordination, HistoryEntry, RecordWrite, Store, StoreInfo, Transition } from './types.js';
 
 export interface StoreChange {
   partition: number;
@@ -41,6 +41,10 @@ export class ObservedStore implements Store {
 
   get info(): StoreInfo {
     return this.inner.info;
+  }
+
+  get coordination(): Coordination | undefined {
+    return this.inner.coordination;
   }
 
   async commit(t: Transition): Promise<void> {
