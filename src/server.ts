@@ -29,6 +29,11 @@ import { startProcessMetrics } from './telemetry/metrics.js';
 import { createNodeEndpoint } from './telemetry/node-endpoint.js';
 import { startIdleRelease } from './idle-release.js';
 import { startTracing, stopTracing } from './telemetry/tracing.js';
+import { claimDataDir } from './data-dir.js';
+import { ClusterNode } from './cluster/cluster-node.js';
+import { rpcHandler } from './cluster/peers.js';
+import { hostname } from 'node:os';
+import type { Recovered } from './runtime/services/recovery.js';
 
 export interface RunningServer {
   ingressPort: number;
@@ -77,8 +82,32 @@ function openConfiguredStore(config: Config, log: Logger) {
   });
 }
 
+/** Where the other nodes reach this one: the configured address, else the bind address unless that is every interface. */
+function nodeAddressOf(config: Config): string {
+  if (config.nodeAddress) return config.nodeAddress;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? hostname() : config.host;
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** Takes this node's share of the partitions and recovers them; resolves with what recovery did. */
+async function joinCluster(cluster: ClusterNode, runtime: Runtime, nodeUrl: string): Promise<Recovered> {
+  const recovered: Recovered = { resumed: 0, redelivered: 0, mutations: 0, attaches: 0 };
+  const host = {
+    acquirePartition: async (p: number) => {
+      const r = await runtime.acquirePartition(p);
+      for (const k of Object.keys(recovered) as Array<keyof Recovered>) recovered[k] += r[k];
+      return r;
+    },
+    releasePartition: (p: number) => runtime.releasePartition(p),
+  };
+  await cluster.start(host, nodeUrl);
+  return recovered;
+}
+
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
   const startedAt = performance.now();
+  // One process per data dir: the embedded store's, or the node id of a Redis node.
+  const dataDir = claimDataDir(config.dataDir, config.nodeId);
   if (config.tracingEndpoint) await startTracing(config.tracingEndpoint);
   startProcessMetrics();
   const idleRelease = startIdleRelease();
@@ -92,8 +121,17 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   // Restate logs the key id too: it is what SDK endpoints are given as `identityKeys`.
   if (signer) log.info({ key_id: signer.keyId }, `request identity: requests to deployments are signed with ${signer.keyId}`);
   const registry = await Registry.load(store, signer ? { discover: (uri, opts) => discover(uri, { ...opts, signer }) } : {});
-  const runtime = new Runtime(store, registry, config, log, new Transport({ maxMessageBytes: config.requestSizeLimit }, signer));
-  const recovered = await runtime.recover();
+  // A store several nodes can share: this node holds leases on its share of the partitions,
+  // the runtime works only on those and forwards the rest to their owners.
+  const coordination = store.coordination;
+  const cluster = coordination
+    ? new ClusterNode({ coordination, partitions: config.partitions, nodeId: dataDir.nodeId, log, refresh: () => registry.refresh() })
+    : undefined;
+  const runtime = new Runtime(store, registry, config, log, new Transport({ maxMessageBytes: config.requestSizeLimit }, signer), cluster);
+  // Bound before the partitions are taken: the other nodes forward to it as soon as this one owns any.
+  const node = createNodeEndpoint(rpcHandler(runtime));
+  const nodePort = await listen(node, config.nodePort, config.host);
+  const recovered = cluster ? await joinCluster(cluster, runtime, `http://${nodeAddressOf(config)}:${nodePort}`) : await runtime.recover();
   if (recovered.resumed > 0 || recovered.redelivered > 0) {
     log.info(recovered, `recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);
   }
@@ -120,7 +158,6 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     liveEventRoutes(store, stopping.signal),
     uiRoutes(),
   ];
-  const node = createNodeEndpoint();
   // Calls block until their invocation completes: no server-side request timeout.
   ingress.requestTimeout = 0;
   ingress.keepAliveTimeout = 65_000;
@@ -139,7 +176,6 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     }).callback(),
   );
   const adminPort = await listen(admin, config.adminPort, config.adminHost ?? config.host);
-  const nodePort = await listen(node, config.nodePort, config.host);
   // The readiness line: test/support/server.ts and scripts find the ports in this text.
   log.info(
     { ports: { ingress: ingressPort, admin: adminPort, node: nodePort }, startup_ms: Math.round(performance.now() - startedAt) },
@@ -166,7 +202,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       await subscriptions.stop();
       await closeGracefully(servers, config.shutdownGrace);
       await runtime.stop();
+      // Leases go after the last commit: the next owner starts from everything this one stored.
+      await cluster?.stop();
       await store.close();
+      dataDir.release();
       await stopTracing();
     },
   };

@@ -174,9 +174,7 @@ export interface LeaseInfo {
 /** A live node as it announces itself to the others (the node registry). */
 export interface NodeInfo {
   nodeId: string;
-  /** Base URLs the other nodes reach it at. */
-  ingress: string;
-  admin: string;
+  /** Base URL of its node port, where the other nodes reach it. */
   node: string;
   /** Epoch ms of its last heartbeat, by the coordinator's clock. */
   seenAt?: number;

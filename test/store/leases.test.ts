@@ -94,11 +94,11 @@ test('once fencing is on, a partition not held or held past its validity is refu
 test('the node registry: heartbeats with a lifetime, leave, the partition count fixed once', async (t) => {
   const { a, b, close } = await twoNodes();
   try {
-    const node = (id: string) => ({ nodeId: id, ingress: `http://${id}:8080`, admin: `http://${id}:9070`, node: `http://${id}:5122` });
+    const node = (id: string) => ({ nodeId: id, node: `http://${id}:5122` });
     await a.coordination.heartbeat(node('n1'), 150);
     const seen = await b.coordination.heartbeat(node('n2'), 10_000);
     t.deepEqual(seen.map((n) => n.nodeId), ['n1', 'n2']);
-    t.is(seen[0]!.admin, 'http://n1:9070');
+    t.is(seen[0]!.node, 'http://n1:5122');
     await new Promise((r) => setTimeout(r, 200));
     t.deepEqual((await b.coordination.heartbeat(node('n2'), 10_000)).map((n) => n.nodeId), ['n2'], 'n1 expired');
     await b.coordination.leave('n2');

@@ -3,6 +3,7 @@
  * delivery that could not be stored) is run again after a delay that grows per key, until it
  * succeeds or the runtime stops. `stop()` cancels everything still waiting.
  */
+import { Fenced } from '../../store/types.js';
 import type { Logger } from '../types.js';
 
 const FIRST_DELAY = 100;
@@ -27,6 +28,11 @@ export class RetryScheduler {
    */
   later(key: string, err: unknown, job: () => Promise<void>): void {
     if (this.stopped) return;
+    // The partition moved to another node: its work is the owner's now (its recovery redoes it).
+    if (err instanceof Fenced) {
+      this.drop(key);
+      return;
+    }
     const w = this.waiting.get(key);
     if (w) {
       w.job = job;
@@ -41,6 +47,11 @@ export class RetryScheduler {
     if (entry.failures === 1) this.log.warn(`${key}: ${err instanceof Error ? err.message : String(err)}; trying again with backoff`);
     entry.timer = setTimeout(() => void this.again(key, entry), delay);
     entry.timer.unref();
+  }
+
+  private drop(key: string): void {
+    clearTimeout(this.waiting.get(key)?.timer);
+    this.waiting.delete(key);
   }
 
   stop(): void {
