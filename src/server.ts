@@ -154,7 +154,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const adminRoutes = [
     invocationRoutes(runtime),
     serviceStateRoutes(runtime, registry),
-    queryRoutes({ store, registry, config, subscriptions: () => subscriptions.progress() }),
+    queryRoutes({ store, registry, config, subscriptions: () => subscriptions.progress(), nodeId: dataDir.nodeId }),
     liveEventRoutes(store, stopping.signal),
     uiRoutes(),
   ];
@@ -172,6 +172,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       ready,
       tokens: tokens.admin,
       flow: runtime,
+      ...(cluster ? { cluster: () => cluster.view() } : {}),
       extraRoutes: (router) => adminRoutes.forEach((add) => add(router)),
     }).callback(),
   );

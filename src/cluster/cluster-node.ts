@@ -76,9 +76,9 @@ export class ClusterNode implements Placement {
     return this.ownedList;
   }
 
-  /** The live nodes and the leases as last read (`sys_partitions`, `/cluster-health`). */
-  view(): { nodes: NodeInfo[]; leases: LeaseInfo[] } {
-    return { nodes: this.nodes, leases: this.leases };
+  /** The live nodes and the leases as last read (`/cluster-health`). */
+  view(): { nodeId: string; nodes: NodeInfo[]; leases: LeaseInfo[] } {
+    return { nodeId: this.nodeId, nodes: this.nodes, leases: this.leases };
   }
 
   /**

@@ -20,6 +20,8 @@ export interface RedstateProcess {
   output(): string;
   /** SIGKILL: no chance to flush or clean anything up. */
   kill(): Promise<void>;
+  /** Sends a signal and returns at once (SIGSTOP / SIGCONT: a paused node, a zombie). */
+  signal(sig: NodeJS.Signals): void;
   /** SIGTERM, as an operator stops it; resolves with the exit code once it has exited. The data stays. */
   terminate(): Promise<number | null>;
   /** Starts the server again on the same ports and data. */
@@ -87,6 +89,9 @@ export async function startRedstate(opts: RedstateOptions = {}): Promise<Redstat
     async kill() {
       proc.kill('SIGKILL');
       await exited();
+    },
+    signal(sig) {
+      proc.kill(sig);
     },
     async terminate() {
       proc.kill('SIGTERM');
