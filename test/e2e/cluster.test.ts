@@ -153,8 +153,10 @@ test.serial('a node paused past its lease (SIGSTOP) is fenced off: its partition
       await Promise.all(KEYS.map(async (key) => acked.get(key)!.push((await sendAdd(stack, key))!)));
     }
     await checkAdds(t, stack, acked, new Map(), stack.nodes);
+    // The state counts every add exactly once (checkAdds). The 'exit' step of an add may run
+    // twice: once for the zombie, whose result was never stored, and again on the new owner.
     const c = await stack.counts();
-    for (const key of KEYS) t.is(c[`adds:${key}`], 6, key);
+    for (const key of KEYS) t.true(c[`adds:${key}`]! >= acked.get(key)!.length + 1, key);
   } finally {
     resumeAll(stack);
     await stack.stop();
