@@ -5,6 +5,12 @@
  * exactly once per key and exclusive handlers of a key never overlap.
  */
 import test from 'ava';
+import { spawn } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startRedis } from '../support/redis.js';
+import { startRedstate } from '../support/server.js';
 import { startCluster, type ClusterNodeHandle, type ClusterStack } from '../support/cluster.js';
 import { scrape } from '../support/prometheus.js';
 import { waitFor } from '../support/wait.js';
@@ -166,4 +172,29 @@ test.serial('a node paused past its lease (SIGSTOP) is fenced off: its partition
 /** A test that failed while the node was stopped must not leave it stopped: SIGTERM would wait forever. */
 function resumeAll(stack: ClusterStack): void {
   for (const n of stack.nodes) n.server.signal('SIGCONT');
+}
+
+test('one process per data dir, and the partition count stays what the store was created with', async (t) => {
+  const redis = await startRedis();
+  const first = await startRedstate({ redisUrl: redis.url, env: { REDSTATE_PARTITIONS: '8' } });
+  try {
+    const again = await runToExit({ REDSTATE_REDIS_URL: redis.url, REDSTATE_DATA_DIR: first.dataDir, REDSTATE_INGRESS_PORT: '0', REDSTATE_ADMIN_PORT: '0', REDSTATE_NODE_PORT: '0' });
+    t.not(again.code, 0);
+    t.regex(again.output, /the data dir .* is in use by another redstate process \(pid \d+\)/);
+    const other = await runToExit({ REDSTATE_REDIS_URL: redis.url, REDSTATE_DATA_DIR: await mkdtemp(path.join(tmpdir(), 'redstate-data-')), REDSTATE_PARTITIONS: '24', REDSTATE_INGRESS_PORT: '0', REDSTATE_ADMIN_PORT: '0', REDSTATE_NODE_PORT: '0' });
+    t.not(other.code, 0);
+    t.regex(other.output, /this store was created with 8 partitions; REDSTATE_PARTITIONS=24 cannot change that/);
+  } finally {
+    await first.stop();
+    await redis.stop();
+  }
+});
+
+async function runToExit(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [path.resolve('dist/src/main.js')], { env: { ...process.env, REDSTATE_HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { code, output };
 }

@@ -14,6 +14,8 @@ export interface RedstateProcess {
   admin: string;
   /** The node port's base URL (`/metrics`). */
   node: string;
+  /** Its data dir (a fresh temp dir, removed by `stop`). */
+  dataDir: string;
   /** The running process's id (changes on restart). */
   pid(): number;
   /** Everything the process printed, for failure messages. */
@@ -84,6 +86,7 @@ export async function startRedstate(opts: RedstateOptions = {}): Promise<Redstat
     ingress: `http://127.0.0.1:${ports.ingress}`,
     admin: `http://127.0.0.1:${ports.admin}`,
     node: `http://127.0.0.1:${ports.node}`,
+    dataDir,
     output: () => log,
     pid: () => proc.pid!,
     async kill() {

@@ -75,7 +75,7 @@ test('information_schema.columns and .tables describe exactly those tables', asy
     ],
   );
   const tables = await t.context.rows("SELECT table_catalog, table_schema, table_name, table_type FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");
-  t.is(tables.length, 20);
+  t.is(tables.length, 21);
   t.deepEqual(tables[0], { table_catalog: 'restate', table_schema: 'public', table_name: 'state', table_type: 'BASE TABLE' });
 });
 
