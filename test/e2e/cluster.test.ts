@@ -92,6 +92,46 @@ test.serial('3 nodes: partitions spread evenly; calls and sends through every in
   }
 });
 
+test.serial('3 nodes: calls from handlers to partitions of other nodes, awakeables resolved and invocations killed through any node', async (t) => {
+  const stack = await startCluster(3);
+  try {
+    const tags = Array.from({ length: 12 }, (_, i) => `x${i}`);
+    // Idempotent calls and workflow runs from handlers: callee and caller often live on other nodes.
+    const idem = await Promise.all(tags.map((tag) => stack.any().ingress.post('restate/call/Caller/idemTwice', { json: tag })));
+    t.deepEqual(idem.map((r) => JSON.parse(r.body) as unknown), tags.map((tag) => [`${tag}:1`, `${tag}:1`]));
+    const wf = await Promise.all(tags.map((tag) => stack.any().ingress.post('restate/call/Caller/wfTwice', { json: `wf-${tag}` })));
+    t.deepEqual(wf.map((r) => JSON.parse(r.body) as unknown), tags.map((tag) => [`wf wf-${tag} 1`, '409 the workflow method was already invoked']));
+
+    // Awakeables: waiting on one node, resolved through every node, attached through another.
+    const waits = await Promise.all(tags.map((tag, i) => stack.nodes[i % 3]!.ingress.post('restate/send/Signals/wait', { json: { tag } })));
+    const ids = waits.map((r) => (JSON.parse(r.body) as { invocationId: string }).invocationId);
+    let published: Record<string, number> = {};
+    await waitFor(async () => {
+      published = await stack.counts();
+      return tags.every((tag) => Object.keys(published).some((k) => k.startsWith(`awk:${tag}=`)));
+    }, 20_000);
+    await Promise.all(
+      tags.map(async (tag, i) => {
+        const awk = Object.keys(published).find((k) => k.startsWith(`awk:${tag}=`))!.slice(`awk:${tag}=`.length);
+        const res = await stack.nodes[(i + 1) % 3]!.ingress.post(`restate/awakeables/${awk}/resolve`, { json: tag });
+        t.is(res.statusCode, 202);
+      }),
+    );
+    const results = await Promise.all(ids.map((id, i) => stack.nodes[(i + 2) % 3]!.ingress.get(`restate/attach/${id}`)));
+    t.deepEqual(results.map((r) => r.body), tags.map((tag) => JSON.stringify({ resolvedWith: tag })));
+
+    // An admin kill through a node that does not own the invocation.
+    const waiting = await Promise.all(tags.map((tag) => stack.any().ingress.post('restate/send/Signals/wait', { json: { tag: `k-${tag}` } })));
+    const killIds = waiting.map((r) => (JSON.parse(r.body) as { invocationId: string }).invocationId);
+    const killed = await Promise.all(killIds.map((id) => stack.any().admin.patch(`invocations/${id}/kill`)));
+    t.deepEqual(killed.map((r) => r.statusCode), killIds.map(() => 200));
+    const after = await Promise.all(killIds.map((id) => stack.any().ingress.get(`restate/attach/${id}`)));
+    t.deepEqual(after.map((r) => r.statusCode), killIds.map(() => 409));
+  } finally {
+    await stack.stop();
+  }
+});
+
 test.serial('failover: SIGKILL of one node under load: its partitions are owned by the others within the lease bound, every acknowledged add completes, no key stuck', async (t) => {
   const stack = await startCluster(3);
   try {
