@@ -99,6 +99,7 @@ async function joinCluster(cluster: ClusterNode, runtime: Runtime, nodeUrl: stri
       return r;
     },
     releasePartition: (p: number) => runtime.releasePartition(p),
+    serve: runtime.serve.bind(runtime),
   };
   await cluster.start(host, nodeUrl);
   return recovered;

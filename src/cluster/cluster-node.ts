@@ -32,7 +32,7 @@ const FORWARD_RETRY_MS = 200;
 const RESENDABLE: ReadonlySet<ForwardedOp> = new Set(['invoke', 'attach', 'output', 'signal', 'setVqueuePaused', 'deliver', 'forget']);
 
 /** What the node drives in the runtime. */
-export type PartitionHost = Pick<Runtime, 'acquirePartition' | 'releasePartition'>;
+export type PartitionHost = Pick<Runtime, 'acquirePartition' | 'releasePartition' | 'serve'>;
 
 export interface ClusterNodeOptions {
   coordination: Coordination;
@@ -104,6 +104,8 @@ export class ClusterNode implements Placement {
   async forward(partition: number, op: ForwardedOp, args: unknown[]): Promise<unknown> {
     const deadline = performance.now() + FORWARD_PATIENCE_MS;
     for (;;) {
+      // Acquired here meanwhile (its owner left or died): done here.
+      if (this.owns(partition)) return this.host!.serve(partition, op, args);
       const owner = this.ownerOf(partition);
       if (owner) {
         try {

@@ -17,6 +17,9 @@ import { waitFor } from '../support/wait.js';
 
 const KEYS = Array.from({ length: 50 }, (_, i) => `k${i}`);
 
+/** Loads run while this holds; a failed test clears it so that its load ends with it. */
+let loadRunning = true;
+
 /** Why the last send was not acknowledged, for failure messages. */
 let lastRefusal = '';
 
@@ -139,10 +142,10 @@ test.serial('failover: SIGKILL of one node under load: its partitions are owned 
     const live = stack.nodes.slice(0, 2);
     const acked = new Map<string, string[]>(KEYS.map((k) => [k, []]));
     const unknown = new Map<string, number>(KEYS.map((k) => [k, 0]));
+    loadRunning = true;
     let rounds = 0;
-    let stop = false;
     const load = (async () => {
-      while (!stop) {
+      while (loadRunning) {
         await Promise.all(
           KEYS.map(async (key) => {
             const id = await sendAdd(stack, key, rounds < 3 ? stack.nodes : live);
@@ -165,10 +168,52 @@ test.serial('failover: SIGKILL of one node under load: its partitions are owned 
     t.true(failoverMs <= 6_500, `failover took ${failoverMs} ms`);
     const until = rounds + 3;
     await waitFor(async () => rounds >= until, 60_000);
-    stop = true;
+    loadRunning = false;
     await load;
     await checkAdds(t, stack, acked, unknown, live);
   } finally {
+    loadRunning = false;
+    await stack.stop();
+  }
+});
+
+test.serial('SIGTERM of a node under load hands its partitions over without waiting for the leases to run out', async (t) => {
+  const stack = await startCluster(2);
+  try {
+    const leaving = stack.nodes[1]!;
+    const staying = [stack.nodes[0]!];
+    const acked = new Map<string, string[]>(KEYS.map((k) => [k, []]));
+    const unknown = new Map<string, number>(KEYS.map((k) => [k, 0]));
+    loadRunning = true;
+    let rounds = 0;
+    const load = (async () => {
+      while (loadRunning) {
+        await Promise.all(
+          KEYS.map(async (key) => {
+            const id = await sendAdd(stack, key, staying);
+            if (id) acked.get(key)!.push(id);
+            else unknown.set(key, unknown.get(key)! + 1);
+          }),
+        );
+        rounds++;
+      }
+    })();
+    await waitFor(async () => rounds >= 2, 60_000);
+    const started = Date.now();
+    t.is(await leaving.server.terminate(), 0);
+    const stoppedMs = Date.now() - started;
+    const rows = await stack.partitions(staying[0]!);
+    t.deepEqual(rows.filter((r) => r.node_id === 'node-1'), [], 'released, not left to run out');
+    await waitFor(async () => (await stack.partitions(staying[0]!)).every((r) => r.node_id === 'node-0'), 2_000);
+    t.log(`SIGTERM to every partition owned by the other node: ${Date.now() - started} ms (the stop itself ${stoppedMs} ms)`);
+    const until = rounds + 2;
+    await waitFor(async () => rounds >= until, 60_000);
+    loadRunning = false;
+    await load;
+    await checkAdds(t, stack, acked, unknown, staying);
+    t.deepEqual([...unknown.values()].filter((n) => n > 0), [], `no send through the staying node was refused: ${lastRefusal}`);
+  } finally {
+    loadRunning = false;
     await stack.stop();
   }
 });
