@@ -42,6 +42,9 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/** How long forwarded requests still waiting on this node may take once it has handed its partitions over. */
+const NODE_PORT_GRACE_MS = 1000;
+
 /** Stops listening, lets requests in flight finish for up to `graceMs`, then closes what is left. */
 async function closeGracefully(servers: http.Server[], graceMs: number): Promise<void> {
   const closed = Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
@@ -187,7 +190,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     log.info(`bearer tokens required on: ${[tokens.ingress.enabled && 'ingress', tokens.admin.enabled && 'admin'].filter(Boolean).join(', ')}`);
   }
 
-  const servers = [ingress, admin, node];
+  const servers = [ingress, admin];
   return {
     ingressPort,
     adminPort,
@@ -206,6 +209,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       await runtime.stop();
       // Leases go after the last commit: the next owner starts from everything this one stored.
       await cluster?.stop();
+      // The node port stays open until then: other nodes forward to the partitions this one
+      // still owns. What they still wait for here they ask the next owner again (peers.ts).
+      await closeGracefully([node], NODE_PORT_GRACE_MS);
       await store.close();
       dataDir.release();
       await stopTracing();

@@ -44,7 +44,7 @@ import {
   type OutputState,
   type Placement,
 } from './types.js';
-import type { OutboxMessage } from '../store/types.js';
+import { Fenced, type OutboxMessage } from '../store/types.js';
 import { partitionKeyOf } from '../protocol/ids.js';
 import type { DeploymentChoice, Outcome, RestartOptions, Restarted } from './services/operator.js';
 
@@ -173,7 +173,11 @@ export class Runtime {
    */
   serve(partition: number, op: ForwardedOp, args: unknown[]): Promise<unknown> {
     if (!this.placement.owns(partition)) return Promise.reject(new Misdirected(partition));
-    return (this.local[op] as (...a: unknown[]) => Promise<unknown>)(...args);
+    // Refused by the store because the partition moved meanwhile: nothing was written, and the
+    // next owner can be asked.
+    return (this.local[op] as (...a: unknown[]) => Promise<unknown>)(...args).catch((err: unknown) => {
+      throw err instanceof Fenced && err.partition === partition ? new Misdirected(partition) : err;
+    });
   }
 
   /** Every operation a node may forward, done here. */
