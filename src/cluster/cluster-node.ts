@@ -46,6 +46,8 @@ export interface ClusterNodeOptions {
 interface Held {
   epoch: number;
   validUntil: number;
+  /** A renewal sent because `validUntil` passed (the event loop stalled, or Redis was slow). */
+  confirming?: boolean;
 }
 
 export class ClusterNode implements Placement {
@@ -239,9 +241,31 @@ export class ClusterNode implements Placement {
     this.opts.log.debug({ partition: p }, `node ${this.nodeId}: handed partition ${p} over`);
   }
 
+  /**
+   * A partition whose validity passed commits nothing more (store/fences.ts). One renewal,
+   * answered within SAFETY_MS, may still show that nobody took it (a stalled event loop, a
+   * slow round trip): it is kept. Otherwise its work stops here.
+   */
   private checkLeases(): void {
     const now = performance.now();
-    for (const [p, h] of this.held) if (now > h.validUntil) this.lose(p, `its lease was not renewed within ${LEASE_MS - SAFETY_MS} ms`);
+    for (const [p, h] of this.held) {
+      if (now <= h.validUntil || h.confirming) continue;
+      h.confirming = true;
+      void this.confirm(p, h);
+    }
+  }
+
+  private async confirm(p: number, h: Held): Promise<void> {
+    const sent = performance.now();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), SAFETY_MS)));
+    const renewed = await Promise.race([this.opts.coordination.renew(p, this.nodeId, h.epoch, LEASE_MS).catch(() => false), late]);
+    clearTimeout(timer);
+    if (this.held.get(p) !== h) return;
+    h.confirming = false;
+    if (!renewed) return this.lose(p, `its lease was not renewed within ${LEASE_MS - SAFETY_MS} ms`);
+    h.validUntil = sent + LEASE_MS - SAFETY_MS;
+    this.opts.coordination.hold(p, h.epoch, h.validUntil);
   }
 
   private changed(): void {

@@ -104,7 +104,7 @@ export class Runtime {
     private readonly placement: Placement = everyPartition(config.partitions),
   ) {
     const now = () => Date.now();
-    this.retry = new RetryScheduler(log);
+    this.retry = new RetryScheduler(log, (p) => placement.owns(p));
     this.locks = new ObjectLocks(store, (partition, err) => this.partitionLost(partition, err));
     this.limiters = new Limiters({
       store,

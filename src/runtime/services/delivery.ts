@@ -71,11 +71,15 @@ export class Delivery {
         outboxMessages.set(this.inFlight.size);
       };
       const deliver = async () => {
-        await this.attempt(partition, m);
+        try {
+          await this.attempt(partition, m);
+        } catch (err) {
+          // The sending partition moved to another node, whose recovery delivers the message.
+          if (!(err instanceof Fenced && err.partition === partition && !this.deps.placement.owns(partition))) throw err;
+        }
         done();
       };
-      // Fenced: the sending partition moved to another node, whose recovery delivers it.
-      deliver().catch((err: unknown) => (err instanceof Fenced && err.partition === partition ? done() : this.deps.retry.later(`outbox ${m.id}`, err, deliver)));
+      deliver().catch((err: unknown) => this.deps.retry.later(`outbox ${m.id}`, err, deliver));
     }
     outboxMessages.set(this.inFlight.size);
   }

@@ -19,7 +19,11 @@ export class RetryScheduler {
   private readonly waiting = new Map<string, Waiting>();
   private stopped = false;
 
-  constructor(private readonly log: Logger) {}
+  /** @param owns whether this node still owns a partition: work refused as `Fenced` elsewhere is dropped */
+  constructor(
+    private readonly log: Logger,
+    private readonly owns: (partition: number) => boolean = () => true,
+  ) {}
 
   /**
    * `job` failed with `err` for `key` (e.g. `resume:inv_…`): run it again later. A key already
@@ -29,7 +33,8 @@ export class RetryScheduler {
   later(key: string, err: unknown, job: () => Promise<void>): void {
     if (this.stopped) return;
     // The partition moved to another node: its work is the owner's now (its recovery redoes it).
-    if (err instanceof Fenced) {
+    // Still owned (its lease is being confirmed after a stall): tried again like any failure.
+    if (err instanceof Fenced && !this.owns(err.partition)) {
       this.drop(key);
       return;
     }
