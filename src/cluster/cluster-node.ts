@@ -6,10 +6,11 @@
  * deliveries and recovery here, and work for any other partition is forwarded to its owner.
  *
  * Timing (all in this node's monotonic clock): a lease lasts LEASE_MS and is renewed every
- * ROUND_MS; a partition counts as held only until LEASE_MS - SAFETY_MS after the last renewal
- * that succeeded was *sent*. A watchdog stops the partition's work once that passes, and the
- * store refuses its commits from then on, before Redis would let another node take it. A node
- * that was paused is fenced by the epoch its successor's acquisition raised.
+ * ROUND_MS, on a timer of its own; a partition counts as held only until LEASE_MS - SAFETY_MS
+ * after the last renewal that succeeded was *sent*. The store refuses its commits from then
+ * on, and a watchdog stops the partition's work unless one more renewal shows nobody took it,
+ * all before Redis would let another node take it. A node that was paused is fenced by the
+ * epoch its successor's acquisition raised.
  */
 import { Misdirected, Unavailable } from '../errors.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -59,6 +60,7 @@ export class ClusterNode implements Placement {
   private host: PartitionHost | undefined;
   private self: NodeInfo | undefined;
   private loop: NodeJS.Timeout | undefined;
+  private renewals: NodeJS.Timeout | undefined;
   private watchdog: NodeJS.Timeout | undefined;
   private current: Promise<void> | undefined;
   private leaseRead: Promise<void> | undefined;
@@ -99,6 +101,7 @@ export class ClusterNode implements Placement {
     }
     this.watchdog = setInterval(() => this.checkLeases(), WATCHDOG_MS);
     await Promise.all(await this.round());
+    this.renewEvery();
     this.opts.log.info({ node_id: this.nodeId, partitions: this.ownedList.length, nodes: this.nodes.length }, `node ${this.nodeId}: owns ${this.ownedList.length} of ${this.opts.partitions} partitions, ${this.nodes.length} node(s) live`);
     this.schedule();
   }
@@ -127,6 +130,7 @@ export class ClusterNode implements Placement {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.loop);
+    clearTimeout(this.renewals);
     clearInterval(this.watchdog);
     await this.current?.catch(() => undefined);
     await Promise.all([...this.held.keys()].map((p) => this.handOver(p).catch(() => undefined)));
@@ -150,9 +154,17 @@ export class ClusterNode implements Placement {
     }, ROUND_MS);
   }
 
-  /** Renew, announce, read the leases, hand over surplus, take what is due. Resolves with the recoveries started. */
+  /**
+   * Renewals run on their own timer, so that a slow round (hand-overs waiting for commits,
+   * a busy Redis) never delays them.
+   */
+  private renewEvery(): void {
+    if (this.stopped) return;
+    this.renewals = setTimeout(() => void this.renewAll().finally(() => this.renewEvery()), ROUND_MS);
+  }
+
+  /** Announce, read the leases, hand over surplus, take what is due. Resolves with the recoveries started. */
   private async round(): Promise<Array<Promise<unknown>>> {
-    await this.renewAll();
     this.nodes = await this.opts.coordination.heartbeat(this.self!, LEASE_MS);
     await this.readLeases();
     // A lease under this node's id that this process does not hold is its previous process's
