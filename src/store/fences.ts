@@ -41,6 +41,12 @@ export class Fences {
     return h.epoch;
   }
 
+  /** Whether a commit of the partition would be sent now. */
+  holds(partition: number): boolean {
+    const h = this.held.get(partition);
+    return !this.active || (h !== undefined && performance.now() <= h.validUntil);
+  }
+
   /** The store's epoch check refused a commit: `current` is the partition's epoch now. */
   refusedByStore(partition: number, held: number | undefined, current: number): Fenced {
     fencedCommits.inc({ where: 'store' });

@@ -213,6 +213,8 @@ export interface Coordination {
   hold(partition: number, epoch: number, validUntil: number): void;
   /** Refuses the partition's commits from now on; resolves once those already sent have settled. */
   drop(partition: number): Promise<void>;
+  /** Whether the partition's commits would be sent now (held, and within its validity). */
+  holds(partition: number): boolean;
 }
 
 export interface StoreInfo {

@@ -76,9 +76,12 @@ test('once fencing is on, a partition not held or held past its validity is refu
     await a.commit(write(1, 'unfenced'));
     const epoch = (await a.coordination.acquire(1, 'node-a', 10_000))!;
     a.coordination.hold(1, epoch, performance.now() + 50);
+    t.true(a.coordination.holds(1));
+    t.false(a.coordination.holds(2));
     await a.commit(write(1, 'held'));
     await t.throwsAsync(a.commit(write(2, 'other')), { instanceOf: Fenced, message: /no lease held/ });
     await new Promise((r) => setTimeout(r, 80));
+    t.false(a.coordination.holds(1), 'past its validity');
     await t.throwsAsync(a.commit(write(1, 'late')), { instanceOf: Fenced, message: /not renewed in time/ });
     a.coordination.hold(1, epoch, FAR());
     const inFlight = a.commit(write(1, 'in-flight'));

@@ -80,6 +80,10 @@ export class RedisCoordination implements Coordination {
     return this.fences.drop(partition);
   }
 
+  holds(partition: number): boolean {
+    return this.fences.holds(partition);
+  }
+
   private lease(partition: number, op: string, nodeId: string, ttlMs = 0, epoch = 0): Promise<LeaseReply> {
     const k = partitionKeys(partition);
     return this.send(op !== 'read', () => this.redis.leaseOp(2, k.lease, k.epoch, op, nodeId, ttlMs, epoch));
