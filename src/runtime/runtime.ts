@@ -236,6 +236,8 @@ export class Runtime {
    * Tried again, with backoff, while the store does not answer.
    */
   async acquirePartition(partition: number): Promise<Recovered> {
+    // Whatever was loaded of it while another node owned it (late jobs, reads) may be stale.
+    this.forgetPartition(partition);
     try {
       return await recoverPartition(this.recoveryDeps(), partition);
     } catch (err) {
@@ -250,11 +252,15 @@ export class Runtime {
    * leave this node without committing anything. Calls waiting here are answered from the store.
    */
   releasePartition(partition: number): void {
+    this.forgetPartition(partition);
+    this.invocations.moved(partition);
+  }
+
+  private forgetPartition(partition: number): void {
     this.timers.disarm(partition);
     this.actors.dropPartition(partition);
     this.locks.forgetPartition(partition);
     this.limiters.forgetPartition(partition);
-    this.invocations.moved(partition);
   }
 
   async stop(): Promise<void> {
