@@ -15,8 +15,12 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export interface Config {
   ingressPort: number;
   adminPort: number;
-  /** Serves `/metrics` where Restate's node port does, so existing scrape configs work. */
+  /** Node-to-node traffic, and `/metrics` where Restate's node port serves it, so existing scrape configs work. */
   nodePort: number;
+  /** This node's name among the nodes sharing a Redis; unset: generated once and kept in `dataDir`. */
+  nodeId: string | undefined;
+  /** The host other nodes reach this one at; unset: `host`, or this machine's name when bound to every interface. */
+  nodeAddress: string | undefined;
   /** Bind address of every listener. */
   host: string;
   /** Unset: the embedded store in `dataDir`. */
@@ -74,6 +78,8 @@ const defaults: Config = {
   ingressPort: 8080,
   adminPort: 9070,
   nodePort: 5122,
+  nodeId: undefined,
+  nodeAddress: undefined,
   host: '0.0.0.0',
   redisUrl: undefined,
   dataDir: './.redstate',
@@ -181,10 +187,12 @@ function text(raw: string, name: string): string {
 export const settings: readonly Setting[] = [
   { key: 'ingressPort', flag: '--ingress-port', env: 'REDSTATE_INGRESS_PORT', arg: 'N', help: 'ingress port: /restate/call, send, attach, output, awakeables', parse: port },
   { key: 'adminPort', flag: '--admin-port', env: 'REDSTATE_ADMIN_PORT', arg: 'N', help: 'admin port: /deployments, /services, /invocations, /query, /health, /metrics', parse: port },
-  { key: 'nodePort', flag: '--node-port', env: 'REDSTATE_NODE_PORT', arg: 'N', help: "Prometheus /metrics, on Restate's node port", parse: port },
+  { key: 'nodePort', flag: '--node-port', env: 'REDSTATE_NODE_PORT', arg: 'N', help: "node-to-node traffic, and Prometheus /metrics as on Restate's node port", parse: port },
+  { key: 'nodeId', flag: '--node-id', env: 'REDSTATE_NODE_ID', arg: 'NAME', help: 'name of this node among those sharing one Redis', shownDefault: 'generated once, kept in the data dir', parse: text },
+  { key: 'nodeAddress', flag: '--node-address', env: 'REDSTATE_NODE_ADDRESS', arg: 'HOST', help: 'host the other nodes reach this one at (forwarded requests, deliveries)', shownDefault: "the --host value, or the machine's name when that is 0.0.0.0 or ::", parse: text },
   { key: 'host', flag: '--host', env: 'REDSTATE_HOST', arg: 'ADDR', help: 'bind address of the three ports', parse: text },
   { key: 'redisUrl', flag: '--redis-url', env: 'REDSTATE_REDIS_URL', arg: 'URL', help: 'Redis store, e.g. redis://127.0.0.1:6379, or a Redis Cluster: redis-cluster://host1:port1,host2:port2', shownDefault: 'unset: embedded store', parse: redisUrl },
-  { key: 'dataDir', flag: '--data-dir', env: 'REDSTATE_DATA_DIR', arg: 'DIR', help: 'directory of the embedded store (when no Redis URL is set)', parse: text },
+  { key: 'dataDir', flag: '--data-dir', env: 'REDSTATE_DATA_DIR', arg: 'DIR', help: 'directory of the embedded store (with Redis: only the node id); one process per directory', parse: text },
   { key: 'partitions', flag: '--partitions', env: 'REDSTATE_PARTITIONS', arg: 'N', help: 'number of partitions; fixed when the store is created', parse: positiveInt },
   { key: 'requestSizeLimit', flag: '--request-size-limit', env: 'REDSTATE_REQUEST_SIZE_LIMIT', arg: 'BYTES', help: 'largest ingress request body (also sizes the HTTP/2 sessions towards deployments)', shownDefault: '33554432 (32 MiB)', parse: positiveInt },
   { key: 'shutdownGrace', flag: '--shutdown-grace', env: 'REDSTATE_SHUTDOWN_GRACE', arg: 'MS', help: 'on SIGTERM, how long requests in flight may still be answered before connections close', parse: positiveInt },

@@ -57,6 +57,13 @@ export class DiscoveryFailed extends DomainError {}
 /** Something the request needs cannot be reached now; retry later (503). Reported once where it happens, not per request. */
 export class Unavailable extends DomainError {}
 
+/** A node was asked to do what another node owns now (src/cluster/): ask the owner instead. */
+export class Misdirected extends Unavailable {
+  constructor(readonly partition: number) {
+    super(`partition ${partition} is not owned by this node`);
+  }
+}
+
 /** The HTTP status of a domain error, the same for both funnels. */
 export function statusOf(err: DomainError): number {
   if (err instanceof NotFound) return 404;

@@ -30,6 +30,11 @@ import { startProcessMetrics } from './telemetry/metrics.js';
 import { createNodeEndpoint } from './telemetry/node-endpoint.js';
 import { startIdleRelease } from './idle-release.js';
 import { startTracing, stopTracing } from './telemetry/tracing.js';
+import { claimDataDir } from './data-dir.js';
+import { ClusterNode } from './cluster/cluster-node.js';
+import { rpcHandler } from './cluster/peers.js';
+import { hostname } from 'node:os';
+import type { Recovered } from './runtime/services/recovery.js';
 
 export interface RunningServer {
   ingressPort: number;
@@ -37,6 +42,9 @@ export interface RunningServer {
   nodePort: number;
   stop(): Promise<void>;
 }
+
+/** How long forwarded requests still waiting on this node may take once it has handed its partitions over. */
+const NODE_PORT_GRACE_MS = 1000;
 
 /** Stops listening, lets requests in flight finish for up to `graceMs`, then closes what is left. */
 async function closeGracefully(servers: http.Server[], graceMs: number): Promise<void> {
@@ -78,8 +86,33 @@ function openConfiguredStore(config: Config, log: Logger) {
   });
 }
 
+/** Where the other nodes reach this one: the configured address, else the bind address unless that is every interface. */
+function nodeAddressOf(config: Config): string {
+  if (config.nodeAddress) return config.nodeAddress;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? hostname() : config.host;
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** Takes this node's share of the partitions and recovers them; resolves with what recovery did. */
+async function joinCluster(cluster: ClusterNode, runtime: Runtime, nodeUrl: string): Promise<Recovered> {
+  const recovered: Recovered = { resumed: 0, redelivered: 0, mutations: 0, attaches: 0 };
+  const host = {
+    acquirePartition: async (p: number) => {
+      const r = await runtime.acquirePartition(p);
+      for (const k of Object.keys(recovered) as Array<keyof Recovered>) recovered[k] += r[k];
+      return r;
+    },
+    releasePartition: (p: number) => runtime.releasePartition(p),
+    serve: runtime.serve.bind(runtime),
+  };
+  await cluster.start(host, nodeUrl);
+  return recovered;
+}
+
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
   const startedAt = performance.now();
+  // One process per data dir: the embedded store's, or the node id of a Redis node.
+  const dataDir = claimDataDir(config.dataDir, config.nodeId);
   if (config.tracingEndpoint) await startTracing(config.tracingEndpoint);
   startProcessMetrics();
   const idleRelease = startIdleRelease();
@@ -96,8 +129,17 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   // Restate logs the key id too: it is what SDK endpoints are given as `identityKeys`.
   if (signer) log.info({ key_id: signer.keyId }, `request identity: requests to deployments are signed with ${signer.keyId}`);
   const registry = await Registry.load(store, signer ? { discover: (uri, opts) => discover(uri, { ...opts, signer }) } : {});
-  const runtime = new Runtime(store, registry, config, log, new Transport({ maxMessageBytes: config.requestSizeLimit }, signer), held);
-  const recovered = await runtime.recover();
+  // A store several nodes can share: this node holds leases on its share of the partitions,
+  // the runtime works only on those and forwards the rest to their owners.
+  const coordination = store.coordination;
+  const cluster = coordination
+    ? new ClusterNode({ coordination, partitions: config.partitions, nodeId: dataDir.nodeId, log, refresh: () => registry.refresh() })
+    : undefined;
+  const runtime = new Runtime(store, registry, config, log, new Transport({ maxMessageBytes: config.requestSizeLimit }, signer), cluster, held);
+  // Bound before the partitions are taken: the other nodes forward to it as soon as this one owns any.
+  const node = createNodeEndpoint(rpcHandler(runtime));
+  const nodePort = await listen(node, config.nodePort, config.host);
+  const recovered = cluster ? await joinCluster(cluster, runtime, `http://${nodeAddressOf(config)}:${nodePort}`) : await runtime.recover();
   if (recovered.resumed > 0 || recovered.redelivered > 0) {
     log.info(recovered, `recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);
   }
@@ -120,11 +162,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const adminRoutes = [
     invocationRoutes(runtime),
     serviceStateRoutes(runtime, registry),
-    queryRoutes({ store, registry, config, subscriptions: () => subscriptions.progress() }),
+    queryRoutes({ store, registry, config, subscriptions: () => subscriptions.progress(), nodeId: dataDir.nodeId }),
     liveEventRoutes(observed, stopping.signal),
     uiRoutes(),
   ];
-  const node = createNodeEndpoint();
   // Calls block until their invocation completes: no server-side request timeout.
   ingress.requestTimeout = 0;
   ingress.keepAliveTimeout = 65_000;
@@ -139,11 +180,11 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       ready,
       tokens: tokens.admin,
       flow: runtime,
+      ...(cluster ? { cluster: () => cluster.view() } : {}),
       extraRoutes: (router) => adminRoutes.forEach((add) => add(router)),
     }).callback(),
   );
   const adminPort = await listen(admin, config.adminPort, config.adminHost ?? config.host);
-  const nodePort = await listen(node, config.nodePort, config.host);
   // The readiness line: test/support/server.ts and scripts find the ports in this text.
   log.info(
     { ports: { ingress: ingressPort, admin: adminPort, node: nodePort }, startup_ms: Math.round(performance.now() - startedAt) },
@@ -153,7 +194,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     log.info(`bearer tokens required on: ${[tokens.ingress.enabled && 'ingress', tokens.admin.enabled && 'admin'].filter(Boolean).join(', ')}`);
   }
 
-  const servers = [ingress, admin, node];
+  const servers = [ingress, admin];
   return {
     ingressPort,
     adminPort,
@@ -170,7 +211,13 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       await subscriptions.stop();
       await closeGracefully(servers, config.shutdownGrace);
       await runtime.stop();
+      // Leases go after the last commit: the next owner starts from everything this one stored.
+      await cluster?.stop();
+      // The node port stays open until then: other nodes forward to the partitions this one
+      // still owns. What they still wait for here they ask the next owner again (peers.ts).
+      await closeGracefully([node], NODE_PORT_GRACE_MS);
       await store.close();
+      dataDir.release();
       await stopTracing();
     },
   };

@@ -17,7 +17,7 @@ import { readBodies, sendJson } from './http-io.js';
 import { adminOpenApi } from './openapi.js';
 import { deploymentRoutes } from './routes/deployments.js';
 import { limitRoutes, type FlowControl } from './routes/limits.js';
-import { ADMIN_API_VERSIONS, metaRoutes } from './routes/meta.js';
+import { ADMIN_API_VERSIONS, metaRoutes, type ClusterView } from './routes/meta.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { serviceRoutes } from './routes/services.js';
 import { subscriptionRoutes } from './routes/subscriptions.js';
@@ -35,6 +35,8 @@ export interface AdminDeps {
   tokens?: TokenSet;
   /** Where limit rules and queue pauses take effect (the runtime). Default: they are only stored. */
   flow?: FlowControl;
+  /** The nodes sharing the store and what each owns, for `/cluster-health`. Default: this node alone. */
+  cluster?: ClusterView;
 }
 
 /** Where clients reach the ingress, for `/version` and the OpenAPI `servers`. */
@@ -94,7 +96,7 @@ export function createAdminApp(deps: AdminDeps): Koa {
   const log = deps.log ?? silentLogger;
   const ingressUrl = advertisedIngressUrl(deps.config);
   const router = new Router();
-  metaRoutes(router, deps.config, ingressUrl, deps.ready ?? (async () => {}));
+  metaRoutes(router, deps.config, ingressUrl, deps.ready ?? (async () => {}), deps.cluster);
   // §3.1: served, but not listed in the document itself.
   const openapi = adminOpenApi();
   router.get('/openapi', (ctx) => sendJson(ctx, 200, openapi));

@@ -38,6 +38,8 @@ export interface QuerySources {
   config: Config;
   /** Each subscription's consumer, when the server consumes subscriptions (src/subscriptions/). */
   subscriptions?: () => Promise<SubscriptionProgressRow[]>;
+  /** This node's id: the owner of every partition of a store no other node shares. */
+  nodeId?: string;
 }
 
 /** What `sys_subscription_progress` shows of one subscription. */
@@ -345,12 +347,22 @@ export function storeRowSource(deps: QuerySources): RowSource {
         return userLimitRows(await limiterContexts(deps.store, deps.config.partitions));
       case 'sys_subscription_progress':
         return ((await deps.subscriptions?.()) ?? []).map(subscriptionProgressRow);
+      case 'sys_partitions':
+        return partitionRows(deps);
       default:
         // sys_locks and the other vqueue tables: nothing we record fills them; they answer
         // with their columns and no rows.
         return [];
     }
   };
+}
+
+async function partitionRows(deps: QuerySources): Promise<Row[]> {
+  const { partitions } = deps.config;
+  const leases =
+    (await deps.store.coordination?.leases(partitions)) ??
+    Array.from({ length: partitions }, (_, partition) => ({ partition, nodeId: deps.nodeId, epoch: 0, expiresAt: undefined }));
+  return leases.map((l) => ({ partition_id: l.partition, node_id: l.nodeId ?? null, epoch: BigInt(l.epoch), lease_expires_at: l.expiresAt ?? null }));
 }
 
 function transitionRows(id: string, history: HistoryEntry[]): Row[] {

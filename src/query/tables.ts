@@ -128,9 +128,13 @@ const PUBLIC_SPECS: Record<string, string> = {
  * `sys_subscription_progress` is each subscription's consumer (src/subscriptions/): messages
  * acknowledged, invocations in flight, the broker's count of messages not yet acknowledged
  * (`lag`), messages per second over the last 10 s, the last position and failure.
+ * `sys_partitions` is who owns each partition (src/cluster/): the node holding its lease, the
+ * fencing epoch, when the lease runs out unless renewed; on the embedded store this node owns
+ * them all, without a lease.
  */
 const REDSTATE_SPECS: Record<string, string> = {
   sys_invocation_transitions: 'id:utf8 index:u64 from_state:utf8 event:utf8 to_state:utf8 at:ts attempt:u64',
+  sys_partitions: 'partition_id:u32! node_id:utf8 epoch:u64! lease_expires_at:ts',
   sys_subscription_progress:
     'id:utf8 source:utf8 sink:utf8 status:utf8 delivered:u64 in_flight:u64 lag:u64 messages_per_second:u64 ' +
     'last_stream:utf8 last_position:utf8 last_message_at:ts last_error:utf8',

@@ -87,6 +87,22 @@ export class Registry {
     return registry;
   }
 
+  /**
+   * Takes what the store holds now, when another node changed it (several nodes share one
+   * store, src/cluster/); serialised with this node's own changes.
+   */
+  refresh(): Promise<void> {
+    return this.exclusive(async () => {
+      const doc = (await this.store.loadRegistry()) as Partial<RegistryDoc> | undefined;
+      if (doc === undefined || doc === null || doc.version !== 1 || !Array.isArray(doc.deployments)) return;
+      const extras = extrasFromDoc(doc);
+      if (JSON.stringify(doc.deployments) === JSON.stringify(this.deployments) && JSON.stringify(extras) === JSON.stringify(this.extras)) return;
+      this.deployments = doc.deployments;
+      this.extras = extras;
+      this.reindex();
+    });
+  }
+
   // ---- reads -------------------------------------------------------------------------------
 
   /** Newest registration first. */

@@ -8,7 +8,7 @@
  * them all. Imports point downwards: runtime.ts → services → invoker → kernel.
  */
 import type { Config } from '../config.js';
-import { Conflict, NotFound } from '../errors.js';
+import { Conflict, Misdirected, NotFound } from '../errors.js';
 import { MessageType, type Notification } from '../protocol/messages.js';
 import { Transport } from '../protocol/transport.js';
 import type { Registry } from '../registry/registry.js';
@@ -35,7 +35,41 @@ import { RetryScheduler } from './services/retry.js';
 import { StateMutations, type StateMutation } from './services/state-mutations.js';
 import { fireTimer } from './services/timer-firing.js';
 import { TimerService } from './services/timer-arming.js';
-import type { CompletedInvocation, InvokeRequest, InvokeResult, Logger, OutputState } from './types.js';
+import {
+  everyPartition,
+  type CompletedInvocation,
+  type ForwardedOp,
+  type InvokeRequest,
+  type InvokeResult,
+  type Logger,
+  type OutputState,
+  type Placement,
+} from './types.js';
+import { Fenced, type OutboxMessage } from '../store/types.js';
+import { partitionKeyOf } from '../protocol/ids.js';
+import type { DeploymentChoice, Outcome, RestartOptions, Restarted } from './services/operator.js';
+
+type Operator = ReturnType<typeof operatorActions>;
+type SignalResult = { value: Uint8Array } | { failure: NonNullable<Notification['failure']> };
+
+/** The runtime's operations on one partition, as `serve` runs them for the partition's owner. */
+interface LocalOps {
+  invoke(req: InvokeRequest): Promise<InvokeResult>;
+  attach(id: string): Promise<CompletedInvocation | undefined>;
+  output(id: string): Promise<OutputState>;
+  signal(id: string, signalId: number, result: SignalResult): Promise<void>;
+  submitStateMutation(m: StateMutation): Promise<void>;
+  setVqueuePaused(partition: number, vqueueId: string, paused: boolean): Promise<boolean>;
+  deliver(message: OutboxMessage): Promise<void>;
+  forget(message: OutboxMessage): Promise<void>;
+  'operator.cancel'(id: string): Promise<Outcome>;
+  'operator.kill'(id: string): Promise<Outcome>;
+  'operator.pause'(id: string): Promise<Outcome>;
+  'operator.resume'(id: string, deployment?: DeploymentChoice): Promise<Outcome>;
+  'operator.purge'(id: string): Promise<Outcome>;
+  'operator.purgeJournal'(id: string): Promise<Outcome>;
+  'operator.restartAsNew'(id: string, opts?: RestartOptions): Promise<Restarted>;
+}
 
 /** A cancel sent by a handler to an invocation that does not exist or has completed is dropped, as in Restate. */
 function ignoreMissingOrCompleted(err: unknown): void {
@@ -56,8 +90,10 @@ export class Runtime {
   private readonly grants: LockGrants;
   private readonly mutations: StateMutations;
   private readonly timers: TimerService;
-  /** Operator actions of the admin API (services/operator.ts). */
-  readonly operator: ReturnType<typeof operatorActions>;
+  /** Operator actions of the admin API (services/operator.ts), run on the invocation's owner. */
+  readonly operator: Operator;
+  /** The same, here: for invocations of partitions this node owns. */
+  private readonly localOperator: Operator;
 
   constructor(
     readonly store: Store,
@@ -65,11 +101,13 @@ export class Runtime {
     readonly config: Config,
     readonly log: Logger,
     readonly transport = new Transport({ maxMessageBytes: config.requestSizeLimit }),
+    /** Which partitions this node owns; all of them unless several nodes share the store. */
+    private readonly placement: Placement = everyPartition(config.partitions),
     /** Writes attempts hold back a moment; `store`'s state reads must settle them (server.ts). */
     private readonly held = new HeldWrites(),
   ) {
     const now = () => Date.now();
-    this.retry = new RetryScheduler(log);
+    this.retry = new RetryScheduler(log, (p) => placement.owns(p));
     this.locks = new ObjectLocks(store, (partition, err) => this.partitionLost(partition, err));
     this.limiters = new Limiters({
       store,
@@ -81,48 +119,103 @@ export class Runtime {
     const ports = this.ports(now);
     this.actors = new ActorCache(store, config.partitions, ports);
     this.slots = new SlotGrants({ store, limiters: this.limiters, actors: this.actors, retry: this.retry, now });
-    this.invocations = new Invocations({ registry, actors: this.actors, locks: this.locks, ports, now });
+    this.invocations = new Invocations({ registry, actors: this.actors, locks: this.locks, ports, now, placement, partitions: config.partitions });
     this.delivery = new Delivery({
       store,
       registry,
       actors: this.actors,
       invocations: this.invocations,
       retry: this.retry,
-      cancel: (id) => this.operator.cancel(id).then(() => undefined, ignoreMissingOrCompleted),
+      placement,
+      cancel: (id) => this.localOperator.cancel(id).then(() => undefined, ignoreMissingOrCompleted),
     });
     this.attachments = new Attachments({ store, actors: this.actors, invocations: this.invocations, delivery: this.delivery, retry: this.retry });
     this.mutations = new StateMutations({ store, locks: this.locks, partitions: config.partitions, retry: this.retry, granted: (ids) => ids.forEach((id) => this.grants.granted(id)) });
     this.grants = new LockGrants({ store, locks: this.locks, actors: this.actors, retry: this.retry, now, mutations: this.mutations });
     this.timers = new TimerService(store, (p, t) => fireTimer({ store, actors: this.actors, now }, p, t), now, (err) => log.error(`timer: ${String(err)}`));
-    this.operator = operatorActions({ store, registry, actors: this.actors, invocations: this.invocations, now });
+    this.localOperator = operatorActions({ store, registry, actors: this.actors, invocations: this.invocations, now });
+    const owner = (name: keyof Operator) => (id: string, ...rest: unknown[]) =>
+      this.placement.owns(this.actors.partitionOf(id))
+        ? (this.localOperator[name] as (...a: unknown[]) => Promise<unknown>)(id, ...rest)
+        : this.placement.forward(this.actors.partitionOf(id), `operator.${name}`, [id, ...rest]);
+    this.operator = Object.fromEntries(Object.keys(this.localOperator).map((name) => [name, owner(name as keyof Operator)])) as Operator;
   }
 
-  /** Creates an invocation durably; resolves once it is committed (services/invocations.ts). */
+  /**
+   * Creates an invocation durably; resolves once it is committed (services/invocations.ts).
+   * One whose partition another node owns is created there, with an id chosen here, so that
+   * sending it again after a lost answer cannot create it twice.
+   */
   invoke(req: InvokeRequest): Promise<InvokeResult> {
-    return this.invocations.invoke(req);
+    const placed = this.invocations.placementOf(req);
+    if (!placed || this.placement.owns(placed.partition)) return this.invocations.invoke(req);
+    return this.at(placed.partition, 'invoke', [{ ...req, invocationId: placed.id, createOnce: true }]);
   }
 
   /** The result once the invocation completes; undefined if there is no such invocation. */
   attach(id: string): Promise<CompletedInvocation | undefined> {
-    return this.invocations.attach(id);
+    return this.at(this.actors.partitionOf(id), 'attach', [id]);
   }
 
   output(id: string): Promise<OutputState> {
-    return this.invocations.output(id);
+    return this.at(this.actors.partitionOf(id), 'output', [id]);
   }
+
+  /**
+   * Runs an operation here when this node owns the partition, else on its owner
+   * (`Placement.forward`, which calls `serve` there).
+   */
+  private at<Op extends ForwardedOp>(partition: number, op: Op, args: Parameters<LocalOps[Op]>): ReturnType<LocalOps[Op]> {
+    if (this.placement.owns(partition)) return (this.local[op] as (...a: unknown[]) => ReturnType<LocalOps[Op]>)(...args);
+    return this.placement.forward(partition, op, args) as ReturnType<LocalOps[Op]>;
+  }
+
+  /**
+   * An operation another node forwarded here (src/cluster/). What this node does not own (any
+   * more) is refused with `Misdirected`, and the sender asks the owner it finds next.
+   */
+  serve(partition: number, op: ForwardedOp, args: unknown[]): Promise<unknown> {
+    if (!this.placement.owns(partition)) return Promise.reject(new Misdirected(partition));
+    // Refused by the store because the partition moved meanwhile: nothing was written, and the
+    // next owner can be asked.
+    return (this.local[op] as (...a: unknown[]) => Promise<unknown>)(...args).catch((err: unknown) => {
+      throw err instanceof Fenced && err.partition === partition ? new Misdirected(partition) : err;
+    });
+  }
+
+  /** Every operation a node may forward, done here. */
+  private readonly local: LocalOps = {
+    invoke: (req) => this.invocations.invoke(req),
+    attach: (id) => this.invocations.attach(id),
+    output: (id) => this.invocations.output(id),
+    signal: async (id, signalId, result) => {
+      await this.delivery.notify(id, MessageType.SignalNotification, { signalId, ...result });
+    },
+    submitStateMutation: (m) => this.mutations.submit(m),
+    setVqueuePaused: (partition, vqueueId, paused) => this.slots.setPaused(partition, vqueueId, paused),
+    deliver: (m) => this.delivery.here('deliver', m),
+    forget: (m) => this.delivery.here('forget', m),
+    'operator.cancel': (id) => this.localOperator.cancel(id),
+    'operator.kill': (id) => this.localOperator.kill(id),
+    'operator.pause': (id) => this.localOperator.pause(id),
+    'operator.resume': (id, deployment) => this.localOperator.resume(id, deployment),
+    'operator.purge': (id) => this.localOperator.purge(id),
+    'operator.purgeJournal': (id) => this.localOperator.purgeJournal(id),
+    'operator.restartAsNew': (id, opts) => this.localOperator.restartAsNew(id, opts),
+  };
 
   /**
    * Stores a signal (an awakeable's completion) in the target invocation's journal; resolves
    * once it is durable, so the ingress can answer 202 (service-protocol.md §9.6, reference
    * §2.8). A target that does not exist or has completed is ignored, as Restate does.
    */
-  async signal(invocationId: string, signalId: number, result: { value: Uint8Array } | { failure: NonNullable<Notification['failure']> }): Promise<void> {
-    await this.delivery.notify(invocationId, MessageType.SignalNotification, { signalId, ...result });
+  signal(invocationId: string, signalId: number, result: SignalResult): Promise<void> {
+    return this.at(this.actors.partitionOf(invocationId), 'signal', [invocationId, signalId, result]);
   }
 
-  /** Admin `POST /services/{name}/state`: resolves once the mutation is stored. */
+  /** Admin `POST /services/{name}/state`: resolves once the mutation is stored (by the key's owner). */
   submitStateMutation(m: StateMutation): Promise<void> {
-    return this.mutations.submit(m);
+    return this.at(partitionOf(partitionKeyOf(m.scope ?? m.key), this.config.partitions), 'submitStateMutation', [m]);
   }
 
   /** The limit rules changed (admin): waiting invocations get what the new rules allow, at once. */
@@ -132,12 +225,45 @@ export class Runtime {
 
   /** Admin `POST /vqueues/{id}/pause|resume`: durable; a queue this server does not know is left alone. */
   setVqueuePaused(vqueueId: string, paused: boolean): Promise<boolean> {
-    return this.slots.setPaused(partitionOf(vqueuePartitionKey(vqueueId), this.config.partitions), vqueueId, paused);
+    const partition = partitionOf(vqueuePartitionKey(vqueueId), this.config.partitions);
+    return this.at(partition, 'setVqueuePaused', [partition, vqueueId, paused]);
   }
 
   /** At start-up, before serving (services/recovery.ts). */
   recover(): Promise<Recovered> {
     return recover(this.recoveryDeps());
+  }
+
+  /**
+   * This node acquired the partition (src/cluster/): its recovery alone, as at start-up.
+   * Tried again, with backoff, while the store does not answer.
+   */
+  async acquirePartition(partition: number): Promise<Recovered> {
+    // Whatever was loaded of it while another node owned it (late jobs, reads) may be stale.
+    this.forgetPartition(partition);
+    try {
+      return await recoverPartition(this.recoveryDeps(), partition);
+    } catch (err) {
+      this.partitionLost(partition, err);
+      return { resumed: 0, redelivered: 0, mutations: 0, attaches: 0 };
+    }
+  }
+
+  /**
+   * The partition moved to another node (its lease was handed over, lost or not renewed in
+   * time; commits there are refused already): its actors, attempts, timers, locks and limiters
+   * leave this node without committing anything. Calls waiting here are answered from the store.
+   */
+  releasePartition(partition: number): void {
+    this.forgetPartition(partition);
+    this.invocations.moved(partition);
+  }
+
+  private forgetPartition(partition: number): void {
+    this.timers.disarm(partition);
+    this.actors.dropPartition(partition);
+    this.locks.forgetPartition(partition);
+    this.limiters.forgetPartition(partition);
   }
 
   async stop(): Promise<void> {
@@ -202,6 +328,7 @@ export class Runtime {
    * again, with backoff, until the store answers.
    */
   private partitionLost(partition: number, err: unknown): void {
+    if (!this.placement.owns(partition)) return;
     this.retry.later(`partition ${partition}: a commit's outcome is unknown, recovering it from the store`, err, async () => {
       await recoverPartition(this.recoveryDeps(), partition);
       await this.invocations.settleWaiters(partition);

@@ -45,8 +45,13 @@ export interface InvokeRequest {
   restartedFrom?: string;
   journal?: JournalEntry[];
   deploymentId?: string;
-  /** Set when the id was chosen earlier (by a caller's journal). */
+  /** Set when the id was chosen earlier (by a caller's journal, or the node that forwarded the request). */
   invocationId?: string;
+  /**
+   * The id was chosen by the node that received the request and forwarded it here; that node
+   * may send it again after losing the answer, so it is created only if absent.
+   */
+  createOnce?: boolean;
   /** W3C trace context of the request that creates it, when tracing is on. */
   traceparent?: string;
   /** Under `target.scope`: what the limit rules count by (one or two `/`-separated levels). */
@@ -120,3 +125,44 @@ export type OutboxBody =
       value?: string;
       failure?: Failure;
     };
+
+/**
+ * Which partitions this node owns (design.md, "Scaling past one machine"): only those have
+ * actors, armed timers, deliveries and recovery here. Work whose partition another node owns
+ * is handed to it.
+ */
+export interface Placement {
+  owns(partition: number): boolean;
+  /** The partitions owned now; a new invocation without a key gets its id in one of them. */
+  owned(): readonly number[];
+  /**
+   * Runs a runtime operation (`Runtime.serve`) on the node that owns `partition`; resolves
+   * with its result, rejects with its error.
+   */
+  forward(partition: number, op: ForwardedOp, args: unknown[]): Promise<unknown>;
+}
+
+/** What one node asks of the owner of a partition (runtime.ts `serve`). */
+export type ForwardedOp =
+  | 'invoke'
+  | 'attach'
+  | 'output'
+  | 'signal'
+  | 'submitStateMutation'
+  | 'setVqueuePaused'
+  | 'deliver'
+  | 'forget'
+  | `operator.${'cancel' | 'kill' | 'pause' | 'resume' | 'purge' | 'purgeJournal' | 'restartAsNew'}`;
+
+/** Applying an outbox message where its target partition is owned, or forgetting a named signal's delivery mark. */
+export type RemoteDelivery = Extract<ForwardedOp, 'deliver' | 'forget'>;
+
+/** One process owning every partition: the embedded store, or Redis without other nodes. */
+export function everyPartition(partitions: number): Placement {
+  const all = Array.from({ length: partitions }, (_, p) => p);
+  return {
+    owns: () => true,
+    owned: () => all,
+    forward: (partition) => Promise.reject(new Error(`partition ${partition} has no other owner`)),
+  };
+}

@@ -2,13 +2,17 @@
  * A store that passes everything to another: the base of the wrappers that add one concern
  * to the store the rest of the server sees (observed.ts, held-writes.ts).
  */
-import type { Store, StoreInfo, Transition } from './types.js';
+import type { Coordination, Store, StoreInfo, Transition } from './types.js';
 
 export class DelegatingStore implements Store {
   constructor(protected readonly inner: Store) {}
 
   get info(): StoreInfo {
     return this.inner.info;
+  }
+
+  get coordination(): Coordination | undefined {
+    return this.inner.coordination;
   }
 
   commit(t: Transition): Promise<void> {

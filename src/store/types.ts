@@ -145,6 +145,78 @@ export class StoreUnavailable extends Unavailable {
   }
 }
 
+/**
+ * A commit refused because this node does not hold the partition's lease (any more): it was
+ * never held, it was dropped, it ran out before it could be renewed, or another node acquired
+ * the partition since (its fencing epoch moved on). Nothing was written. The partition's work
+ * belongs to its current owner; whoever tried this commit must let it go, not retry it here.
+ */
+export class Fenced extends StoreUnavailable {
+  constructor(
+    readonly partition: number,
+    reason: string,
+  ) {
+    super(`partition ${partition} is not held by this node (${reason}); its current owner does its work`, false);
+  }
+}
+
+/** A partition's lease as the coordinator holds it (`sys_partitions`). */
+export interface LeaseInfo {
+  partition: number;
+  /** Undefined when nobody holds the lease. */
+  nodeId: string | undefined;
+  /** The fencing epoch: raised by every acquisition, checked by every commit. 0 before the first. */
+  epoch: number;
+  /** Epoch ms at which the lease runs out unless renewed; undefined when nobody holds it. */
+  expiresAt: number | undefined;
+}
+
+/** A live node as it announces itself to the others (the node registry). */
+export interface NodeInfo {
+  nodeId: string;
+  /** Base URL of its node port, where the other nodes reach it. */
+  node: string;
+  /** Epoch ms of its last heartbeat, by the coordinator's clock. */
+  seenAt?: number;
+}
+
+/**
+ * What several nodes sharing one store coordinate through (design.md, "Scaling past one
+ * machine"): the partition count fixed with the store, a node registry with heartbeats, and
+ * per-partition leases with a fencing epoch that every commit of the partition is checked
+ * against. Only stores several processes can share have one.
+ */
+export interface Coordination {
+  /** Stores `count` when the store has none yet; answers the count the store was created with. */
+  fixPartitionCount(count: number): Promise<number>;
+  /** Announces the node for `ttlMs`; answers the nodes alive now (this one included), sorted by id. */
+  heartbeat(node: NodeInfo, ttlMs: number): Promise<NodeInfo[]>;
+  /** Takes the node out of the registry at once (a graceful stop). */
+  leave(nodeId: string): Promise<void>;
+  /**
+   * Acquires the partition's lease for `ttlMs` when it is free or already this node's (a
+   * restarted process of the same node id takes over); answers the new fencing epoch, or
+   * undefined when another node holds it.
+   */
+  acquire(partition: number, nodeId: string, ttlMs: number): Promise<number | undefined>;
+  /** Extends the lease when the node still holds it at `epoch`; false when it does not. */
+  renew(partition: number, nodeId: string, epoch: number, ttlMs: number): Promise<boolean>;
+  /** Gives the lease up (only the holder at `epoch` can). */
+  release(partition: number, nodeId: string, epoch: number): Promise<void>;
+  /** Every partition's lease, partition 0 first. */
+  leases(partitions: number): Promise<LeaseInfo[]>;
+  /**
+   * From now on the partition's commits carry `epoch`, and until `validUntil`
+   * (`performance.now()` time) only: past it they are refused here, without reaching the store.
+   * Once any partition was held, commits of partitions not held are refused (`Fenced`).
+   */
+  hold(partition: number, epoch: number, validUntil: number): void;
+  /** Refuses the partition's commits from now on; resolves once those already sent have settled. */
+  drop(partition: number): Promise<void>;
+  /** Whether the partition's commits would be sent now (held, and within its validity). */
+  holds(partition: number): boolean;
+}
+
 export interface StoreInfo {
   backend: 'redis' | 'embedded';
   /** Where the data lives: a redis URL (password stripped) or a directory. */
@@ -155,6 +227,8 @@ export interface StoreInfo {
 
 export interface Store {
   readonly info: StoreInfo;
+  /** Present on stores several nodes can share (Redis); the embedded store is one node's alone. */
+  readonly coordination?: Coordination;
 
   /**
    * Applies the whole transition atomically and durably (as durable as the backend is set up).

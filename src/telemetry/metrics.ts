@@ -156,6 +156,25 @@ export const timersArmed = new Gauge({
 });
 
 /**
+ * `redstate_fenced_commits_total`: commits refused because this node does not hold their
+ * partition: `where="node"` refused before sending (no lease, or the lease may have run out),
+ * `where="store"` refused by the store's epoch check (another node acquired the partition).
+ */
+export const fencedCommits = new Counter({
+  name: 'redstate_fenced_commits_total',
+  help: 'Commits refused because this node does not hold their partition lease',
+  labelNames: ['where'] as const,
+  registers,
+});
+
+/** `redstate_partitions_owned`: partitions whose lease this node holds. */
+export const partitionsOwned = new Gauge({
+  name: 'redstate_partitions_owned',
+  help: 'Partitions whose lease this node holds',
+  registers,
+});
+
+/**
  * `redstate_outbox_messages`: outbox messages committed but not yet delivered.
  * `outboxMessages.inc(n)` after the commit that writes them, `.dec(n)` after the commit that
  * removes them, `.set(n)` from the store's outboxes at start-up.

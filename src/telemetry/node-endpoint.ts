@@ -1,12 +1,14 @@
 /**
- * The node port (5122, as Restate's): `GET /metrics` for Prometheus, nothing else. A plain
- * node:http handler, so a scrape never goes through the admin API's middleware.
+ * The node port (5122, as Restate's): `GET /metrics` for Prometheus, and whatever `extra`
+ * handles (node-to-node calls, src/cluster/peers.ts). A plain node:http handler, so a scrape
+ * never goes through the admin API's middleware.
  */
 import http from 'node:http';
 import { metricsText } from './metrics.js';
 
-export function createNodeEndpoint(): http.Server {
+export function createNodeEndpoint(extra?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean): http.Server {
   return http.createServer((req, res) => {
+    if (extra?.(req, res)) return;
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/metrics') return end(res, 404);
     if (req.method !== 'GET' && req.method !== 'HEAD') return end(res, 405, { allow: 'GET,HEAD' });

@@ -114,7 +114,7 @@ test('keys carry the partition hash tag and the layout documented in keys.ts', a
       records: [{ kind: '{kind}', key: 'x', value: 1 }],
       history: [{ id: '{h}', entries: [] }],
     });
-    t.is(keys.length, 4 + 3 + 1 + 1 + 1 + 1);
+    t.is(keys.length, 5 + 3 + 1 + 1 + 1 + 1);
     for (const key of keys) t.is(/\{([^}]*)\}/.exec(key)?.[1], 'p7', key);
   } finally {
     raw.disconnect();

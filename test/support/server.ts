@@ -14,12 +14,16 @@ export interface RedstateProcess {
   admin: string;
   /** The node port's base URL (`/metrics`). */
   node: string;
+  /** Its data dir (a fresh temp dir, removed by `stop`). */
+  dataDir: string;
   /** The running process's id (changes on restart). */
   pid(): number;
   /** Everything the process printed, for failure messages. */
   output(): string;
   /** SIGKILL: no chance to flush or clean anything up. */
   kill(): Promise<void>;
+  /** Sends a signal and returns at once (SIGSTOP / SIGCONT: a paused node, a zombie). */
+  signal(sig: NodeJS.Signals): void;
   /** SIGTERM, as an operator stops it; resolves with the exit code once it has exited. The data stays. */
   terminate(): Promise<number | null>;
   /** Starts the server again on the same ports and data. */
@@ -82,11 +86,15 @@ export async function startRedstate(opts: RedstateOptions = {}): Promise<Redstat
     ingress: `http://127.0.0.1:${ports.ingress}`,
     admin: `http://127.0.0.1:${ports.admin}`,
     node: `http://127.0.0.1:${ports.node}`,
+    dataDir,
     output: () => log,
     pid: () => proc.pid!,
     async kill() {
       proc.kill('SIGKILL');
       await exited();
+    },
+    signal(sig) {
+      proc.kill(sig);
     },
     async terminate() {
       proc.kill('SIGTERM');

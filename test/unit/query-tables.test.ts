@@ -25,7 +25,7 @@ const ARROW_JS: Record<string, string> = {
 test('the reference tables (and our transitions and subscription tables) exist, each with its columns, Arrow types and nullability', async (t) => {
   t.deepEqual([...PUBLIC_TABLES.keys()].sort(), [
     'state', 'sys_deployment', 'sys_inbox', 'sys_invocation', 'sys_invocation_state', 'sys_invocation_status',
-    'sys_invocation_transitions', 'sys_journal', 'sys_journal_events', 'sys_keyed_service_status', 'sys_locks', 'sys_promise',
+    'sys_invocation_transitions', 'sys_journal', 'sys_journal_events', 'sys_keyed_service_status', 'sys_locks', 'sys_partitions', 'sys_promise',
     'sys_rules', 'sys_scheduler', 'sys_service', 'sys_subscription_progress', 'sys_user_limits', 'sys_vqueue_entry_status',
     'sys_vqueue_meta', 'sys_vqueues',
   ]);
@@ -75,7 +75,7 @@ test('information_schema.columns and .tables describe exactly those tables', asy
     ],
   );
   const tables = await t.context.rows("SELECT table_catalog, table_schema, table_name, table_type FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");
-  t.is(tables.length, 20);
+  t.is(tables.length, 21);
   t.deepEqual(tables[0], { table_catalog: 'restate', table_schema: 'public', table_name: 'state', table_type: 'BASE TABLE' });
 });
 

@@ -30,7 +30,10 @@ function features(config: Config): Record<string, boolean> {
  * `ready` is the readiness check: it rejects with `StoreUnavailable` while the store cannot be
  * reached, which the funnel answers 503.
  */
-export function metaRoutes(router: Router, config: Config, ingressUrl: string, ready: () => Promise<void>): void {
+/** The nodes sharing the store, as this node last saw them, and each partition's holder. */
+export type ClusterView = () => { nodeId: string; nodes: Array<{ nodeId: string; node: string }>; leases: Array<{ partition: number; nodeId: string | undefined }> };
+
+export function metaRoutes(router: Router, config: Config, ingressUrl: string, ready: () => Promise<void>, cluster?: ClusterView): void {
   router.get('/health', async (ctx) => {
     await ready();
     sendEmpty(ctx, 200);
@@ -46,8 +49,17 @@ export function metaRoutes(router: Router, config: Config, ingressUrl: string, r
     });
   });
 
+  // Restate's shape (members by number), plus every live node with the partitions it holds.
   router.get('/cluster-health', (ctx) => {
-    sendJson(ctx, 200, { cluster_name: 'localcluster', metadata_cluster_health: { members: [1] } });
+    const view = cluster?.();
+    const nodes = view
+      ? view.nodes.map((n) => ({
+          node_id: n.nodeId,
+          address: n.node,
+          partitions: view.leases.filter((l) => l.nodeId === n.nodeId).map((l) => l.partition),
+        }))
+      : [{ node_id: 'local', address: null, partitions: Array.from({ length: config.partitions }, (_, p) => p) }];
+    sendJson(ctx, 200, { cluster_name: 'localcluster', metadata_cluster_health: { members: nodes.map((_, i) => i + 1) }, nodes });
   });
 
   router.get('/', (ctx) => sendEmpty(ctx, 308, { location: '/ui/' }));

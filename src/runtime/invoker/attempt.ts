@@ -148,7 +148,7 @@ export class Attempt implements AttemptHandle {
 
   /** Sends every notification stored since the last flush, in journal order. */
   flush(): void {
-    if (!this.stream?.requestOpen || !isStreaming(this.machine.value)) return;
+    if (!this.stream?.requestOpen || !isStreaming(this.machine.value) || !this.mayRun()) return;
     const entries = this.actor.journal.entries;
     const frames: Buffer[] = [];
     for (let i = this.sentUpTo; i < entries.length; i++) {
@@ -223,6 +223,11 @@ export class Attempt implements AttemptHandle {
     }
   }
 
+  /** Whether this node may drive the SDK now: it holds the partition within its lease (store/fences.ts). */
+  private mayRun(): boolean {
+    return this.deps.store.coordination?.holds(this.actor.partition) ?? true;
+  }
+
   private async sendStart(): Promise<void> {
     try {
       const { handler } = this.session!;
@@ -230,6 +235,9 @@ export class Attempt implements AttemptHandle {
       const eager = target.key !== undefined && !handler.enableLazyState;
       const state = eager ? await this.deps.store.readState(this.actor.partition, storedService(target), target.key!) : undefined;
       if (this.over || this.actor.attempt !== this) return;
+      // A node that woke up after its partition's lease ran out (paused, stalled) starts nothing:
+      // the handler would run steps beside the new owner's attempt.
+      if (!this.mayRun()) throw new Error(`partition ${this.actor.partition} is not held by this node now`);
       this.sentUpTo = this.actor.journal.length;
       this.stream!.write(
         startFrames({

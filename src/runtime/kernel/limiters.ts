@@ -205,6 +205,16 @@ export class Limiters {
     this.wakeups.set(scope, { at: change.wakeAt, timer });
   }
 
+  /** The partition moved to another node: its limiters are read from the store again if it comes back. */
+  forgetPartition(partition: number): void {
+    for (const [scope, actor] of [...this.actors]) {
+      if (actor.partition !== partition) continue;
+      this.actors.delete(scope);
+      clearTimeout(this.wakeups.get(scope)?.timer);
+      this.wakeups.delete(scope);
+    }
+  }
+
   stop(): void {
     this.stopped = true;
     for (const { timer } of this.wakeups.values()) clearTimeout(timer);

@@ -113,6 +113,8 @@ export class ObjectLocks {
   /** In order of last use: a Map iterates in insertion order, and a use re-inserts. */
   private readonly actors = new Map<string, ObjectKeyActor>();
   private readonly loading = new SingleFlight<ObjectKeyActor>();
+  /** The partition of each key in memory (`forgetPartition`). */
+  private readonly partitionOf = new Map<string, number>();
 
   /** @param lost told of the partition of a change whose commit failed, its outcome unknown */
   constructor(
@@ -153,14 +155,21 @@ export class ObjectLocks {
       });
       if (!this.actors.has(id)) recordActorsInMemory('object_key', 1);
       this.actors.set(id, actor);
+      this.partitionOf.set(id, partition);
       this.letGoOfFreeKeys();
       return actor;
     });
   }
 
+  /** The partition moved to another node: its locks are read from the store again if it comes back. */
+  forgetPartition(partition: number): void {
+    for (const [id, actor] of [...this.actors]) if (this.partitionOf.get(id) === partition) this.drop(id, actor);
+  }
+
   private drop(id: string, actor: ObjectKeyActor): void {
     if (this.actors.get(id) !== actor) return;
     this.actors.delete(id);
+    this.partitionOf.delete(id);
     recordActorsInMemory('object_key', -1);
   }
 

@@ -112,6 +112,15 @@ export class ActorCache {
     recordActorsInMemory('invocation', -1);
   }
 
+  /** The partition moved to another node: its actors leave memory, their attempts stopped, nothing committed. */
+  dropPartition(partition: number): void {
+    for (const actor of [...this.live.values()]) {
+      if (actor.partition !== partition) continue;
+      this.remove(actor);
+      actor.attempt?.abort('its partition moved to another node');
+    }
+  }
+
   values(): IterableIterator<InvocationActor> {
     return this.live.values();
   }

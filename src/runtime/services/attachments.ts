@@ -9,7 +9,7 @@
  * message counts as existing: its caller may attach before it is created.
  */
 import { MessageType } from '../../protocol/messages.js';
-import type { Store } from '../../store/types.js';
+import { Fenced, type Store } from '../../store/types.js';
 import { attachWaitKey, RecordKind, type AttachWait } from '../kernel/persisted.js';
 import { completionResult, NOT_FOUND } from '../kernel/results.js';
 import type { TargetOutcome } from '../invoker/commands/index.js';
@@ -49,7 +49,14 @@ export class Attachments {
     if (this.watching.has(key)) return;
     this.watching.add(key);
     const answer = async () => {
-      await this.answer(callerId, completionId, targetId);
+      try {
+        await this.answer(callerId, completionId, targetId);
+      } catch (err) {
+        // The caller's partition may have moved: whoever recovers it renews the wait, here or
+        // on its next owner (answering twice is harmless, a completion id is answered once).
+        if (err instanceof Fenced) this.watching.delete(key);
+        throw err;
+      }
       this.watching.delete(key);
     };
     answer().catch((err: unknown) => this.deps.retry.later(`invocation ${callerId}: attach to ${targetId}`, err, answer));

@@ -10,12 +10,12 @@
 import { encodeNotification, MessageType, type Notification } from '../../protocol/messages.js';
 import type { Registry } from '../../registry/registry.js';
 import { isWorkflowRun } from '../../registry/types.js';
-import type { OutboxMessage, Store } from '../../store/types.js';
+import { Fenced, type OutboxMessage, type Store } from '../../store/types.js';
 import { isWorkflowRunContext, RecordKind } from '../kernel/persisted.js';
 import { completionResult, messageResult, NOT_FOUND } from '../kernel/results.js';
 import type { JournalView } from '../kernel/journal.js';
 import type { ExtraWrites } from '../kernel/plan.js';
-import type { Caller, OutboxBody } from '../types.js';
+import type { Caller, OutboxBody, Placement, RemoteDelivery } from '../types.js';
 import type { ActorCache } from './actors.js';
 import type { Invocations } from './invocations.js';
 import type { RetryScheduler } from './retry.js';
@@ -27,6 +27,8 @@ export interface DeliveryDeps {
   readonly actors: ActorCache;
   readonly invocations: Invocations;
   readonly retry: RetryScheduler;
+  /** Messages whose target partition another node owns are applied by that node. */
+  readonly placement: Placement;
   /** The CANCEL signal is an operator cancel (services/operator.ts); a missing or completed target is fine. */
   cancel(invocationId: string): Promise<void>;
 }
@@ -64,10 +66,18 @@ export class Delivery {
       const key = `${partition}/${m.id}`;
       if (this.inFlight.has(key)) continue;
       this.inFlight.add(key);
-      const deliver = async () => {
-        await this.attempt(partition, m);
+      const done = () => {
         this.inFlight.delete(key);
         outboxMessages.set(this.inFlight.size);
+      };
+      const deliver = async () => {
+        try {
+          await this.attempt(partition, m);
+        } catch (err) {
+          // The sending partition moved to another node, whose recovery delivers the message.
+          if (!(err instanceof Fenced && err.partition === partition && !this.deps.placement.owns(partition))) throw err;
+        }
+        done();
       };
       deliver().catch((err: unknown) => this.deps.retry.later(`outbox ${m.id}`, err, deliver));
     }
@@ -114,6 +124,29 @@ export class Delivery {
 
   private async attempt(partition: number, message: OutboxMessage): Promise<void> {
     const body = message.body as OutboxBody;
+    const target = this.deps.actors.partitionOf(body.invocationId);
+    // A signal waits for a callee sent before it, which only the sender's node knows about.
+    if (body.kind === 'signal') await this.whenCreated(body.invocationId);
+    await this.route(target, 'deliver', message);
+    await this.deps.store.commit({ partition, outboxRemove: [message.id] });
+    // The message is gone, so is the need to recognise it; a crash before this leaves one small record.
+    if (body.kind === 'signal' && body.signalName !== undefined) await this.route(target, 'forget', message);
+  }
+
+  /** Applies the message where its target partition is owned: here, or on the owner. */
+  private route(target: number, op: RemoteDelivery, message: OutboxMessage): Promise<void> {
+    return this.deps.placement.owns(target) ? this.here(op, message) : this.deps.placement.forward(target, op, [message]).then(() => undefined);
+  }
+
+  /** Does `op` for a message whose target partition this node owns (also for other nodes). */
+  async here(op: RemoteDelivery, message: OutboxMessage): Promise<void> {
+    const body = message.body as OutboxBody;
+    const target = this.deps.actors.partitionOf(body.invocationId);
+    if (!this.deps.placement.owns(target)) throw new Fenced(target, 'the message reached a node that does not own its target');
+    if (op === 'forget') {
+      await this.deps.store.commit({ partition: target, records: [{ kind: RecordKind.signalDelivery, key: message.id, value: null }] });
+      return;
+    }
     switch (body.kind) {
       case 'invoke':
         await this.invoke(body);
@@ -127,15 +160,9 @@ export class Delivery {
       default:
         throw new Error(`unknown outbox message kind '${(body as { kind: string }).kind}'`);
     }
-    await this.deps.store.commit({ partition, outboxRemove: [message.id] });
-    if (body.kind === 'signal' && body.signalName !== undefined) {
-      // The message is gone, so is the need to recognise it; a crash before this leaves one small record.
-      await this.deps.store.commit({ partition: this.deps.actors.partitionOf(body.invocationId), records: [{ kind: RecordKind.signalDelivery, key: message.id, value: null }] });
-    }
   }
 
   private async signal(body: SignalBody, messageId: string): Promise<void> {
-    await this.whenCreated(body.invocationId);
     const result = messageResult(body);
     if (body.signalName !== undefined) {
       const once = { partition: this.deps.actors.partitionOf(body.invocationId), messageId };
@@ -192,6 +219,13 @@ export class Delivery {
     const result = workflowRun
       ? { failure: { code: 409, message: 'the workflow method was already invoked' } }
       : await this.deps.invocations.attach(targetId).then((done) => (done ? completionResult(done.completion) : { failure: NOT_FOUND }));
-    await this.notify(caller.invocationId, MessageType.CallCompletionNotification, { completionId: caller.completionId, ...result });
+    const answer: OutboxBody = { kind: 'complete', invocationId: caller.invocationId, completionId: caller.completionId, ...bodyResult(result) };
+    await this.route(this.deps.actors.partitionOf(caller.invocationId), 'deliver', { id: `answer:${targetId}:${caller.invocationId}:${caller.completionId}`, body: answer });
   }
+}
+
+/** A notification result as an outbox message carries it (base64 value). */
+function bodyResult(result: Pick<Notification, 'value' | 'failure'>): { value?: string; failure?: Notification['failure'] } {
+  if (result.failure) return { failure: result.failure };
+  return result.value !== undefined ? { value: Buffer.from(result.value).toString('base64') } : {};
 }

@@ -13,7 +13,8 @@ import { InvocationActor, type ActorPorts } from '../kernel/invocation-actor.js'
 import type { ObjectLocks } from '../kernel/object-keys.js';
 import { completedOf } from '../kernel/persisted.js';
 import { KeyedSerialQueue } from '../kernel/serial-queue.js';
-import type { CompletedInvocation, InvokeRequest, InvokeResult, OutputState } from '../types.js';
+import { randomKeyIn } from '../kernel/partitioning.js';
+import type { CompletedInvocation, InvokeRequest, InvokeResult, OutputState, Placement } from '../types.js';
 import type { ActorCache } from './actors.js';
 import { identityOf, isExclusive, retentionOf } from './identity.js';
 
@@ -22,10 +23,13 @@ export interface InvocationsDeps {
   readonly actors: ActorCache;
   readonly locks: ObjectLocks;
   readonly ports: ActorPorts;
+  readonly placement: Placement;
+  readonly partitions: number;
   now(): number;
 }
 
-const partitionKeyFor = (key: string | undefined): bigint => (key !== undefined ? partitionKeyOf(key) : randomPartitionKey());
+/** How often a wait for an invocation another node runs looks at the store. */
+const ELSEWHERE_POLL_MS = 200;
 
 export class Invocations {
   /** Creations of one id run one after the other, so "exists?" and "create" cannot interleave. */
@@ -45,16 +49,40 @@ export class Invocations {
     const id =
       req.invocationId ??
       dedupe ??
-      invocationIdToString(newInvocationId(partitionKeyFor(req.target.scope ?? req.target.key)));
-    if (!dedupe) return this.create(id, req, handler);
+      invocationIdToString(newInvocationId(this.partitionKeyFor(req.target.scope ?? req.target.key)));
+    if (!dedupe && !req.createOnce) return this.create(id, req, handler);
     return this.creating.run(id, async () => {
       if (this.deps.actors.has(id) || (await this.deps.actors.stored(id))) return { invocationId: id, previous: true };
       return this.create(id, req, handler);
     });
   }
 
+  /**
+   * The partition the request's invocation will live in, and its id when that is known before
+   * creation; undefined when any partition will do (one owned here is taken).
+   */
+  placementOf(req: InvokeRequest): { partition: number; id: string } | undefined {
+    const key = req.target.scope ?? req.target.key;
+    // A node that owns nothing (yet) has the invocation created wherever its random id falls.
+    const anywhere = this.deps.placement.owned().length === 0 ? randomPartitionKey() : undefined;
+    const partitionKey = key !== undefined ? partitionKeyOf(key) : anywhere;
+    const id =
+      req.invocationId ??
+      identityOf(req, this.deps.registry.resolveHandler(req.target.service, req.target.handler)) ??
+      (partitionKey !== undefined ? invocationIdToString(newInvocationId(partitionKey)) : undefined);
+    return id === undefined ? undefined : { partition: this.deps.actors.partitionOf(id), id };
+  }
+
+  /** A key's partition key; without a key one of a partition this node owns, so the invocation runs here. */
+  private partitionKeyFor(key: string | undefined): bigint {
+    if (key !== undefined) return partitionKeyOf(key);
+    const owned = this.deps.placement.owned();
+    return randomKeyIn(owned[Math.floor(Math.random() * owned.length)] ?? 0, this.deps.partitions);
+  }
+
   /** The result once the invocation completes; undefined if there is no such invocation. */
   async attach(id: string): Promise<CompletedInvocation | undefined> {
+    if (!this.deps.placement.owns(this.deps.actors.partitionOf(id))) return this.fromStore(id);
     // Checked and registered inside the actor's queue, so a completion cannot slip between.
     const live = await this.deps.actors.with(id, async (actor) => {
       const done = completedOf(actor.id, actor.context);
@@ -166,6 +194,34 @@ export class Invocations {
       const waiting = this.waiters.get(id);
       this.waiters.delete(id);
       for (const w of waiting ?? []) w(out);
+    }
+  }
+
+  /**
+   * The partition moved to another node, which completes its invocations now: whoever waits
+   * here for one of them is answered from the store instead.
+   */
+  moved(partition: number): void {
+    for (const id of this.waiters.keys()) {
+      if (this.deps.actors.partitionOf(id) !== partition) continue;
+      void this.fromStore(id).then((done) => {
+        const waiting = this.waiters.get(id);
+        if (!done || !waiting) return;
+        this.waiters.delete(id);
+        for (const w of waiting) w(done);
+      });
+    }
+  }
+
+  /** Waits, reading the store, until an invocation another node runs completes; undefined once it is gone. */
+  private async fromStore(id: string): Promise<CompletedInvocation | undefined> {
+    for (;;) {
+      const out = await this.output(id).catch(() => ({ state: 'pending' }) as const);
+      if (out.state === 'completed') return out;
+      if (out.state === 'missing') return undefined;
+      // Back here meanwhile: the local completion answers.
+      if (this.deps.placement.owns(this.deps.actors.partitionOf(id))) return this.attach(id);
+      await new Promise((r) => setTimeout(r, ELSEWHERE_POLL_MS));
     }
   }
 

@@ -3,6 +3,7 @@
  * delivery that could not be stored) is run again after a delay that grows per key, until it
  * succeeds or the runtime stops. `stop()` cancels everything still waiting.
  */
+import { Fenced } from '../../store/types.js';
 import type { Logger } from '../types.js';
 
 const FIRST_DELAY = 100;
@@ -18,7 +19,11 @@ export class RetryScheduler {
   private readonly waiting = new Map<string, Waiting>();
   private stopped = false;
 
-  constructor(private readonly log: Logger) {}
+  /** @param owns whether this node still owns a partition: work refused as `Fenced` elsewhere is dropped */
+  constructor(
+    private readonly log: Logger,
+    private readonly owns: (partition: number) => boolean = () => true,
+  ) {}
 
   /**
    * `job` failed with `err` for `key` (e.g. `resume:inv_…`): run it again later. A key already
@@ -27,6 +32,12 @@ export class RetryScheduler {
    */
   later(key: string, err: unknown, job: () => Promise<void>): void {
     if (this.stopped) return;
+    // The partition moved to another node: its work is the owner's now (its recovery redoes it).
+    // Still owned (its lease is being confirmed after a stall): tried again like any failure.
+    if (err instanceof Fenced && !this.owns(err.partition)) {
+      this.drop(key);
+      return;
+    }
     const w = this.waiting.get(key);
     if (w) {
       w.job = job;
@@ -41,6 +52,11 @@ export class RetryScheduler {
     if (entry.failures === 1) this.log.warn(`${key}: ${err instanceof Error ? err.message : String(err)}; trying again with backoff`);
     entry.timer = setTimeout(() => void this.again(key, entry), delay);
     entry.timer.unref();
+  }
+
+  private drop(key: string): void {
+    clearTimeout(this.waiting.get(key)?.timer);
+    this.waiting.delete(key);
   }
 
   stop(): void {

@@ -47,6 +47,15 @@ export class TimerService {
     }
   }
 
+  /** The partition moved to another node, which arms its timers now. */
+  disarm(partition: number): void {
+    const armed = this.armed.get(partition);
+    if (!armed) return;
+    clearTimeout(armed.handle);
+    this.armed.delete(partition);
+    timersArmed.set(this.armed.size);
+  }
+
   stop(): void {
     this.stopped = true;
     for (const { handle } of this.armed.values()) clearTimeout(handle);

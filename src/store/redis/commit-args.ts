@@ -13,7 +13,8 @@ export interface CommitArgs {
   args: ScriptArg[];
 }
 
-export function commitArgs(t: Transition): CommitArgs {
+/** `epoch`: the fencing epoch this node holds for the partition; undefined commits unfenced (a store no node shares yet). */
+export function commitArgs(t: Transition, epoch?: number): CommitArgs {
   const k = partitionKeys(t.partition);
   const deletes = t.deleteInvocations ?? [];
   const journal = t.journal ?? [];
@@ -27,11 +28,11 @@ export function commitArgs(t: Transition): CommitArgs {
   const expectations = records.filter((r) => r.expect !== undefined);
   const history = t.history ?? [];
 
-  const keys: string[] = [k.invocations, k.active, k.timers, k.outbox];
+  const keys: string[] = [k.invocations, k.active, k.timers, k.outbox, k.epoch];
   const args: ScriptArg[] = [
     deletes, journal, invocations, state, timersRemove, timersAdd, outboxRemove, outboxAdd, records, expectations, history,
   ].map((section) => String(section.length));
-  args.push(String(HISTORY_LIMIT));
+  args.push(String(HISTORY_LIMIT), epoch === undefined ? '' : String(epoch));
 
   for (const id of deletes) {
     keys.push(k.snapshot(id), k.journal(id), k.history(id));

@@ -40,6 +40,8 @@ import { createRedisClient, isCluster, masters, type RedisClient } from './conne
 import { parseRedisUrl, withoutPassword } from '../../redis-url.js';
 import { legacyRegistryKey, partitionKeys, registryKey } from './keys.js';
 import { readLuaScript } from './scripts.js';
+import { Fences } from '../fences.js';
+import { RedisCoordination, type CoordinatedRedis } from './coordination.js';
 
 export interface RedisStoreOptions {
   /**
@@ -53,10 +55,13 @@ export interface RedisStoreOptions {
   onAvailability?: AvailabilityLog;
 }
 
-/** 0 when applied; [1-based append index, journal length found] or ['record', 1-based expectation index] on a conflict. */
-type CommitReply = 0 | [number, number] | ['record', number];
+/**
+ * 0 when applied; [1-based append index, journal length found] or ['record', 1-based
+ * expectation index] on a conflict; ['fenced', the partition's epoch] when fenced off.
+ */
+type CommitReply = 0 | [number, number] | ['record', number] | ['fenced', number];
 
-type ScriptedRedis = RedisClient & {
+type ScriptedRedis = CoordinatedRedis & {
   commitTransition(numKeys: number, keys: string[], args: ScriptArg[]): Promise<CommitReply>;
 };
 
@@ -66,13 +71,17 @@ const PING_TIMEOUT_MS = 1000;
 export class RedisStore implements Store {
   /** Commits handed to ioredis in the current event-loop turn: one pipeline, one group commit. */
   private groupSize = 0;
+  private readonly fences = new Fences();
+  readonly coordination: RedisCoordination;
 
   private constructor(
     private readonly redis: ScriptedRedis,
     private readonly availability: RedisAvailability,
     readonly info: StoreInfo,
     private readonly metrics: StoreMetrics,
-  ) {}
+  ) {
+    this.coordination = new RedisCoordination(redis, (write, command) => this.send(write, command), this.fences);
+  }
 
   static async open(url: string, options: RedisStoreOptions = {}): Promise<RedisStore> {
     const redis = createRedisClient(url, {
@@ -106,6 +115,7 @@ export class RedisStore implements Store {
       // A cluster's masters each load it: EVALSHA runs on the master of the commit's slot.
       await Promise.all(masters(redis).map((node) => node.script('LOAD', lua)));
       const warnings = await checkDurability(masters(redis));
+      for (const [name, file] of [['leaseOp', 'lease.lua'], ['nodesOp', 'nodes.lua']] as const) redis.defineCommand(name, { lua: readLuaScript(file) });
       const metrics = storeMetrics('redis');
       const log: AvailabilityLog = (event) => {
         metrics.connected.set(event.available ? 1 : 0);
@@ -122,12 +132,14 @@ export class RedisStore implements Store {
 
   async commit(t: Transition): Promise<void> {
     checkTransition(t);
-    const { keys, args } = commitArgs(t);
+    const epoch = this.fences.epochFor(t.partition);
+    const { keys, args } = commitArgs(t, epoch);
     const started = performance.now();
     this.countInGroup();
-    const reply = await this.send(true, () => this.redis.commitTransition(keys.length, keys, args));
+    const reply = await this.fences.track(t.partition, this.send(true, () => this.redis.commitTransition(keys.length, keys, args)));
     this.metrics.commitDuration.observe((performance.now() - started) / 1000);
     if (Array.isArray(reply)) {
+      if (reply[0] === 'fenced') throw this.fences.refusedByStore(t.partition, epoch, reply[1]);
       throw new TransitionConflict(reply[0] === 'record' ? recordConflictMessage(t, reply[1] - 1) : conflictMessage(t, reply[0] - 1, reply[1]));
     }
   }

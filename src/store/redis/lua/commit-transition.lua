@@ -10,13 +10,18 @@
 
   Every key is passed in KEYS and all share the partition's hash tag, so the script runs in
   one Redis Cluster slot. Sections below are read in order by two cursors, one over KEYS
-  (from KEYS[5]) and one over ARGV (from ARGV[13]).
+  (from KEYS[6]) and one over ARGV (from ARGV[14]).
+
+  Fencing comes first: a node commits only with the epoch it acquired the partition's lease at
+  (lua/lease.lua). Any later acquisition raised the epoch, so a paused or cut-off old owner is
+  refused whole, whatever it still believes.
 
   Input:
     KEYS[1]  rs:{pN}:invocations   set of every invocation id
     KEYS[2]  rs:{pN}:active        set of non-terminal invocation ids
     KEYS[3]  rs:{pN}:timers        zset timer key -> dueAt
     KEYS[4]  rs:{pN}:outbox        hash message id -> JSON body
+    KEYS[5]  rs:{pN}:epoch         the partition's fencing epoch
 
     ARGV[1]  D   invocations to delete      ARGV[6]  TA  timers to add
     ARGV[2]  J   journal appends            ARGV[7]  OR  outbox messages to remove
@@ -25,6 +30,7 @@
     ARGV[5]  TR  timers to remove           ARGV[10] E   record expectations
                                             ARGV[11] H   history appends
                                             ARGV[12]     history entries kept per invocation
+                                            ARGV[13]     the committer's epoch; '' = unfenced
 
     section          per item: ARGV                          per item: KEYS
     deletes      D x id                                  snapshot key, journal key, history key
@@ -45,13 +51,19 @@
     0            applied
     {j, length}  journal append j (1-based) expected another length; nothing was written
     {'record', e} record expectation e (1-based) did not hold; nothing was written
+    {'fenced', epoch} the partition's epoch is another than the committer's; nothing was written
 ]]
+
+if ARGV[13] ~= '' then
+  local epoch = redis.call('GET', KEYS[5]) or '0'
+  if epoch ~= ARGV[13] then return { 'fenced', tonumber(epoch) } end
+end
 
 local counts = {}
 for i = 1, 11 do counts[i] = tonumber(ARGV[i]) end
 local historyLimit = tonumber(ARGV[12])
 
-local argAt, keyAt = 12, 4
+local argAt, keyAt = 13, 5
 local function nextArg()
   argAt = argAt + 1
   return ARGV[argAt]
