@@ -4,7 +4,7 @@
  * Like Restate, the u64 key space is cut into equal ranges, so the partition of a key depends
  * only on the (fixed) partition count.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from '../../random.js';
 
 export function partitionOf(partitionKey: bigint, partitions: number): number {
   return Number((partitionKey * BigInt(partitions)) >> 64n);
