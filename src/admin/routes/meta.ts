@@ -49,16 +49,16 @@ export function metaRoutes(router: Router, config: Config, ingressUrl: string, r
     });
   });
 
-  // Restate's shape (members by number), plus every live node with the partitions it holds.
+  // Restate's shape (members by number); nodes sharing a Redis add every live node with the
+  // partitions it holds. The embedded store is one node: the reference's answer exactly.
   router.get('/cluster-health', (ctx) => {
     const view = cluster?.();
-    const nodes = view
-      ? view.nodes.map((n) => ({
-          node_id: n.nodeId,
-          address: n.node,
-          partitions: view.leases.filter((l) => l.nodeId === n.nodeId).map((l) => l.partition),
-        }))
-      : [{ node_id: 'local', address: null, partitions: Array.from({ length: config.partitions }, (_, p) => p) }];
+    if (!view) return sendJson(ctx, 200, { cluster_name: 'localcluster', metadata_cluster_health: { members: [1] } });
+    const nodes = view.nodes.map((n) => ({
+      node_id: n.nodeId,
+      address: n.node,
+      partitions: view.leases.filter((l) => l.nodeId === n.nodeId).map((l) => l.partition),
+    }));
     sendJson(ctx, 200, { cluster_name: 'localcluster', metadata_cluster_health: { members: nodes.map((_, i) => i + 1) }, nodes });
   });
 

@@ -89,9 +89,9 @@ export class RedisStore implements Store {
       lazyConnect: true,
       enableAutoPipelining: true,
       // A cluster's auto-pipelines are grouped by the first argument of a command ioredis does
-      // not know, which for a script is its key count: the commit would join another master's
-      // pipeline and be refused. Sent alone, it goes to its partition's master (EVALSHA's first key).
-      ...(parseRedisUrl(url).kind === 'cluster' ? { autoPipeliningIgnoredCommands: ['commitTransition'] } : {}),
+      // not know, which for a script is its key count: a script would join another master's
+      // pipeline and be refused. Sent alone, it goes to its keys' master (EVALSHA's first key).
+      ...(parseRedisUrl(url).kind === 'cluster' ? { autoPipeliningIgnoredCommands: ['commitTransition', 'leaseOp', 'nodesOp'] } : {}),
       commandTimeout: options.commandTimeout ?? 15_000,
       ...(options.tls ? { tls: options.tls } : {}),
     }) as ScriptedRedis;
