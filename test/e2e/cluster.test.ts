@@ -37,6 +37,39 @@ async function sendAdd(stack: ClusterStack, key: string, live?: ClusterNodeHandl
   return undefined;
 }
 
+/**
+ * Adds to every key, round after round, each through a random node of `via(round)`, until
+ * `stop` (or a failed test clears `loadRunning`): what was acknowledged per key, and how many
+ * sends per key were not.
+ */
+function addLoad(stack: ClusterStack, via: (round: number) => ClusterNodeHandle[]) {
+  const acked = new Map<string, string[]>(KEYS.map((k) => [k, []]));
+  const unknown = new Map<string, number>(KEYS.map((k) => [k, 0]));
+  let rounds = 0;
+  loadRunning = true;
+  const running = (async () => {
+    while (loadRunning) {
+      await Promise.all(
+        KEYS.map(async (key) => {
+          const id = await sendAdd(stack, key, via(rounds));
+          if (id) acked.get(key)!.push(id);
+          else unknown.set(key, unknown.get(key)! + 1);
+        }),
+      );
+      rounds++;
+    }
+  })();
+  return {
+    acked,
+    unknown,
+    rounds: () => rounds,
+    stop: async () => {
+      loadRunning = false;
+      await running;
+    },
+  };
+}
+
 /** Every acknowledged add completed (attached through random live nodes), each key counts what was acknowledged (plus at most the unknown), no overlaps, no key stuck. */
 async function checkAdds(t: import('ava').ExecutionContext, stack: ClusterStack, acked: Map<string, string[]>, unknown: Map<string, number>, live: ClusterNodeHandle[]) {
   for (const key of KEYS) {
@@ -140,23 +173,8 @@ test.serial('failover: SIGKILL of one node under load: its partitions are owned 
   try {
     const victim = stack.nodes[2]!;
     const live = stack.nodes.slice(0, 2);
-    const acked = new Map<string, string[]>(KEYS.map((k) => [k, []]));
-    const unknown = new Map<string, number>(KEYS.map((k) => [k, 0]));
-    loadRunning = true;
-    let rounds = 0;
-    const load = (async () => {
-      while (loadRunning) {
-        await Promise.all(
-          KEYS.map(async (key) => {
-            const id = await sendAdd(stack, key, rounds < 3 ? stack.nodes : live);
-            if (id) acked.get(key)!.push(id);
-            else unknown.set(key, unknown.get(key)! + 1);
-          }),
-        );
-        rounds++;
-      }
-    })();
-    await waitFor(async () => rounds >= 3, 60_000);
+    const load = addLoad(stack, (round) => (round < 3 ? stack.nodes : live));
+    await waitFor(async () => load.rounds() >= 3, 60_000);
     await victim.server.kill();
     const killedAt = Date.now();
     await waitFor(async () => {
@@ -166,11 +184,10 @@ test.serial('failover: SIGKILL of one node under load: its partitions are owned 
     const failoverMs = Date.now() - killedAt;
     t.log(`failover: every partition of the killed node owned by the others after ${failoverMs} ms`);
     t.true(failoverMs <= 6_500, `failover took ${failoverMs} ms`);
-    const until = rounds + 3;
-    await waitFor(async () => rounds >= until, 60_000);
-    loadRunning = false;
-    await load;
-    await checkAdds(t, stack, acked, unknown, live);
+    const until = load.rounds() + 3;
+    await waitFor(async () => load.rounds() >= until, 60_000);
+    await load.stop();
+    await checkAdds(t, stack, load.acked, load.unknown, live);
   } finally {
     loadRunning = false;
     await stack.stop();
@@ -182,23 +199,8 @@ test.serial('SIGTERM of a node under load hands its partitions over without wait
   try {
     const leaving = stack.nodes[1]!;
     const staying = [stack.nodes[0]!];
-    const acked = new Map<string, string[]>(KEYS.map((k) => [k, []]));
-    const unknown = new Map<string, number>(KEYS.map((k) => [k, 0]));
-    loadRunning = true;
-    let rounds = 0;
-    const load = (async () => {
-      while (loadRunning) {
-        await Promise.all(
-          KEYS.map(async (key) => {
-            const id = await sendAdd(stack, key, staying);
-            if (id) acked.get(key)!.push(id);
-            else unknown.set(key, unknown.get(key)! + 1);
-          }),
-        );
-        rounds++;
-      }
-    })();
-    await waitFor(async () => rounds >= 2, 60_000);
+    const load = addLoad(stack, () => staying);
+    await waitFor(async () => load.rounds() >= 2, 60_000);
     const started = Date.now();
     t.is(await leaving.server.terminate(), 0);
     const stoppedMs = Date.now() - started;
@@ -206,12 +208,11 @@ test.serial('SIGTERM of a node under load hands its partitions over without wait
     t.deepEqual(rows.filter((r) => r.node_id === 'node-1'), [], 'released, not left to run out');
     await waitFor(async () => (await stack.partitions(staying[0]!)).every((r) => r.node_id === 'node-0'), 2_000);
     t.log(`SIGTERM to every partition owned by the other node: ${Date.now() - started} ms (the stop itself ${stoppedMs} ms)`);
-    const until = rounds + 2;
-    await waitFor(async () => rounds >= until, 60_000);
-    loadRunning = false;
-    await load;
-    await checkAdds(t, stack, acked, unknown, staying);
-    t.deepEqual([...unknown.values()].filter((n) => n > 0), [], `no send through the staying node was refused: ${lastRefusal}`);
+    const until = load.rounds() + 2;
+    await waitFor(async () => load.rounds() >= until, 60_000);
+    await load.stop();
+    await checkAdds(t, stack, load.acked, load.unknown, staying);
+    t.deepEqual([...load.unknown.values()].filter((n) => n > 0), [], `no send through the staying node was refused: ${lastRefusal}`);
   } finally {
     loadRunning = false;
     await stack.stop();
