@@ -15,7 +15,7 @@ import { MemoStepper, Stepper } from './stepper.js';
 export interface AttemptInput {
   /** Request/response endpoints answer only once the request is complete: no inactivity timeout (§15). */
   requestResponse: boolean;
-  /** §11: after this long without a frame, the request is closed so the SDK suspends. */
+  /** §11: after this long without a message in either direction, the request is closed so the SDK suspends. */
   inactivityTimeout: number;
   /** After closing the request, how long the SDK has to end the attempt. */
   abortTimeout: number;
@@ -28,6 +28,8 @@ export type AttemptEvent =
   | { type: 'replayed' }
   /** The SDK sent frames: it is alive. */
   | { type: 'frames' }
+  /** This server wrote to the SDK (acks, notifications): the inactivity timeout counts from now. */
+  | { type: 'answered' }
   | { type: 'inactive' }
   | { type: 'abortTimeout' }
   /** End, Suspension or Error arrived, or the SDK broke the protocol: the attempt is over. */
@@ -101,6 +103,7 @@ export const attemptMachine = setup({
       entry: { type: 'armInactivity', params: ({ context }) => ({ ms: context.inactivityTimeout }) },
       on: {
         frames: { target: 'streaming', reenter: true },
+        answered: { target: 'streaming', reenter: true },
         inactive: 'draining',
       },
     },
@@ -160,12 +163,14 @@ export function isStreaming(value: unknown): boolean {
   return value === 'streaming' || value === 'draining' || value === 'awaitingResponse';
 }
 
+const inputKey = ({ requestResponse, inactivityTimeout, abortTimeout }: AttemptInput): string => `${requestResponse ? 1 : 0}:${inactivityTimeout}:${abortTimeout}`;
+
 /**
- * Steps of attempts, remembered: an event with no payload leads from one state of one context
- * (the attempt's fixed input) always to the same snapshot and actions.
+ * Steps of attempts, remembered: one input (the attempt's whole, fixed context) always starts
+ * in the same snapshot, and an event with no payload leads from one state of one context
+ * always to the same snapshot and actions.
  */
-export const attemptSteps = new MemoStepper(new Stepper(attemptMachine, { requestResponse: false, inactivityTimeout: 0, abortTimeout: 0 }), (snapshot, event) => {
-  if (Object.keys(event).length !== 1) return undefined;
-  const { requestResponse, inactivityTimeout, abortTimeout } = snapshot.context;
-  return `${requestResponse ? 1 : 0}:${inactivityTimeout}:${abortTimeout}:${String(snapshot.value)}:${event.type}`;
+export const attemptSteps = new MemoStepper(new Stepper(attemptMachine, { requestResponse: false, inactivityTimeout: 0, abortTimeout: 0 }), {
+  initial: inputKey,
+  next: (snapshot, event) => (Object.keys(event).length === 1 ? `${inputKey(snapshot.context)}:${String(snapshot.value)}:${event.type}` : undefined),
 });

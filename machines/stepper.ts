@@ -60,34 +60,43 @@ export class Stepper<M extends AnyStateMachine> {
 }
 
 /**
- * A Stepper that remembers its steps, for a machine whose next step depends only on a key of
- * the snapshot and event (`keyOf`; undefined: not remembered). The attempt machine is one: its
- * context is its input and never changes, and most of its events carry nothing. An attempt
- * steps on every chunk of frames, and XState's transition costs ~15 µs; a hit is a map lookup
- * (the profile of S1b put attempt steps at 66 µs of CPU per call before this).
+ * A Stepper that remembers its steps, for a machine whose initial step depends only on a key
+ * of the input and whose next step only on a key of the snapshot and event (`keys`; undefined:
+ * not remembered). The attempt machine is one: its context is its input and never changes,
+ * and most of its events carry nothing. An attempt steps on every chunk of frames, and
+ * XState's transition costs ~15 µs; a hit is a map lookup (the profile of S1b put attempt
+ * steps at 66 µs of CPU per call before this, and the initial step of each attempt at ~50 µs
+ * more, before that was remembered too).
  */
 export class MemoStepper<M extends AnyStateMachine> {
   private readonly memo = new Map<string, Step<M>>();
+  private readonly initialMemo = new Map<string, Step<M>>();
 
   constructor(
     private readonly stepper: Stepper<M>,
-    private readonly keyOf: (snapshot: SnapshotFrom<M>, event: EventFromLogic<M>) => string | undefined,
+    private readonly keys: {
+      initial: (input: InputFrom<M>) => string | undefined;
+      next: (snapshot: SnapshotFrom<M>, event: EventFromLogic<M>) => string | undefined;
+    },
     private readonly limit = 4096,
   ) {}
 
   initial(input: InputFrom<M>): Step<M> {
-    return this.stepper.initial(input);
+    return this.remember(this.initialMemo, this.keys.initial(input), () => this.stepper.initial(input));
   }
 
   next(snapshot: SnapshotFrom<M>, event: EventFromLogic<M>): Step<M> {
-    const key = this.keyOf(snapshot, event);
-    if (key === undefined) return this.stepper.next(snapshot, event);
-    let step = this.memo.get(key);
-    if (step === undefined) {
-      step = this.stepper.next(snapshot, event);
-      if (this.memo.size >= this.limit) this.memo.clear();
-      this.memo.set(key, step);
+    return this.remember(this.memo, this.keys.next(snapshot, event), () => this.stepper.next(snapshot, event));
+  }
+
+  private remember(memo: Map<string, Step<M>>, key: string | undefined, step: () => Step<M>): Step<M> {
+    if (key === undefined) return step();
+    let known = memo.get(key);
+    if (known === undefined) {
+      known = step();
+      if (memo.size >= this.limit) memo.clear();
+      memo.set(key, known);
     }
-    return step;
+    return known;
   }
 }

@@ -6,7 +6,9 @@
 //
 //   node scripts/bench-nodes.mjs [--nodes 1,2,3] [--seconds 8] [--no-build]
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -33,8 +35,26 @@ function post(agent, base, p, body) {
   });
 }
 
-/** Closed loop: CONCURRENCY workers, worker i on node i mod n; ops/s over the measured seconds. */
-async function load(ingresses, op) {
+/** CPU seconds used so far: by the whole machine (all cores, /proc/stat) and by each pid (/proc/<pid>/stat). */
+function cpuNow(pids) {
+  const tick = 100; // USER_HZ on Linux
+  const [, ...cpu] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  const busy = cpu.reduce((a, b) => a + b, 0) - cpu[3] - cpu[4]; // all but idle and iowait
+  const of = (pid) => {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / tick; // utime + stime
+  };
+  return { machine: busy / tick, pids: pids.map(of) };
+}
+
+/** Where the cores went over the window: the machine's busy share (of every core) and the nodes' share. */
+function cpuShare(before, after, secs) {
+  const nodes = after.pids.reduce((a, v, i) => a + v - before.pids[i], 0);
+  return { machine: (after.machine - before.machine) / secs, nodes: nodes / secs, cores: os.cpus().length };
+}
+
+/** Closed loop: CONCURRENCY workers, worker i on node i mod n; ops/s over the measured seconds and the CPU used meanwhile. */
+async function load(ingresses, op, pids) {
   const agents = ingresses.map(() => new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY }));
   let ok = 0;
   let errors = 0;
@@ -51,12 +71,14 @@ async function load(ingresses, op) {
   const running = Array.from({ length: CONCURRENCY }, (_, w) => worker(w));
   await sleep(2000);
   measuring = true;
+  const before = cpuNow(pids);
   await sleep(seconds * 1000);
+  const cpu = cpuShare(before, cpuNow(pids), seconds);
   measuring = false;
   stop = true;
   await Promise.all(running);
   for (const a of agents) a.destroy();
-  return { rate: ok / seconds, errors };
+  return { rate: ok / seconds, errors, cpu };
 }
 
 const noop = () => ['restate/call/Durable/greet', '"x"'];
@@ -68,10 +90,12 @@ for (const n of args.nodes.split(',').map(Number)) {
   const stack = await startCluster(n, { serviceFile: 'durable.mjs' });
   try {
     const ingresses = stack.nodes.map((node) => node.server.ingress);
-    const s1b = await load(ingresses, noop);
-    const s4 = await load(ingresses, add);
+    const pids = stack.nodes.map((node) => node.server.pid());
+    const s1b = await load(ingresses, noop, pids);
+    const s4 = await load(ingresses, add, pids);
     rows.push({ n, s1b, s4 });
-    console.log(`${n} node(s): no-op call ${s1b.rate.toFixed(0)}/s (${s1b.errors} errors), object add over 1000 keys ${s4.rate.toFixed(0)}/s (${s4.errors} errors)`);
+    const busy = ({ cpu }) => `machine ${(cpu.machine * 100).toFixed(0)}% of ${cpu.cores * 100}%, nodes ${(cpu.nodes * 100).toFixed(0)}%`;
+    console.log(`${n} node(s): no-op call ${s1b.rate.toFixed(0)}/s (${s1b.errors} errors; ${busy(s1b)}), object add over 1000 keys ${s4.rate.toFixed(0)}/s (${s4.errors} errors; ${busy(s4)})`);
   } finally {
     await stack.stop();
   }

@@ -76,12 +76,24 @@ async function runOurs(n = 0) {
     fs.writeFileSync(out, JSON.stringify({ ...result, medians: mediansOf(result.runs) }, null, 1));
   } finally {
     parts.stop();
-    server.kill('SIGTERM');
+    // The server first, and only then its Redis: a node on Redis hands its partitions over on
+    // SIGTERM (a second or more), and the next run binds the same ports.
+    await stopped(server);
     if (redisPid) process.kill(redisPid, 'SIGTERM');
     await sleep(500);
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
   return out;
+}
+
+/** SIGTERM, then the process's exit (SIGKILL after 20 s). */
+async function stopped(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  await exited;
+  clearTimeout(timer);
 }
 
 /** The harness, its output passed through line by line (the sampler marks where each scenario ends). */

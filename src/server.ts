@@ -10,13 +10,15 @@ import type { Config } from './config.js';
 import { createListener } from './http-listener.js';
 import { discover } from './protocol/discovery.js';
 import { RequestSigner } from './protocol/request-identity.js';
-import { Transport } from './protocol/transport.js';
+import { sessionOptions, Transport } from './protocol/transport.js';
 import { openStore } from './store/index.js';
 import { HeldWrites } from './store/held-writes.js';
 import { ObservedStore } from './store/observed.js';
 import { tlsOptions } from './store/redis/tls-files.js';
 import { Registry } from './registry/registry.js';
 import { Runtime } from './runtime/runtime.js';
+import { SUBSCRIPTIONS_PARTITION } from './runtime/types.js';
+import type { SubscriptionProgressRow } from './query/rows.js';
 import { SubscriptionEngine } from './subscriptions/engine.js';
 import { createIngressApp } from './ingress/app.js';
 import { createAdminApp } from './admin/app.js';
@@ -94,15 +96,21 @@ function nodeAddressOf(config: Config): string {
 }
 
 /** Takes this node's share of the partitions and recovers them; resolves with what recovery did. */
-async function joinCluster(cluster: ClusterNode, runtime: Runtime, nodeUrl: string): Promise<Recovered> {
+async function joinCluster(cluster: ClusterNode, runtime: Runtime, subscriptions: SubscriptionEngine, nodeUrl: string): Promise<Recovered> {
   const recovered: Recovered = { resumed: 0, redelivered: 0, mutations: 0, attaches: 0 };
   const host = {
     acquirePartition: async (p: number) => {
       const r = await runtime.acquirePartition(p);
       for (const k of Object.keys(recovered) as Array<keyof Recovered>) recovered[k] += r[k];
+      if (p === SUBSCRIPTIONS_PARTITION) await subscriptions.setActive(true);
       return r;
     },
-    releasePartition: (p: number) => runtime.releasePartition(p),
+    // Handed over only once its consumers stopped: the next owner's start on the same consumer
+    // reads what they left unacknowledged first.
+    releasePartition: (p: number) => {
+      runtime.releasePartition(p);
+      return p === SUBSCRIPTIONS_PARTITION ? subscriptions.setActive(false) : undefined;
+    },
     serve: runtime.serve.bind(runtime),
   };
   await cluster.start(host, nodeUrl);
@@ -132,19 +140,15 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   // A store several nodes can share: this node holds leases on its share of the partitions,
   // the runtime works only on those and forwards the rest to their owners.
   const coordination = store.coordination;
+  // Forwarded bodies, as ingress bodies, go up to the request size limit.
+  const nodeSessions = sessionOptions({ maxMessageBytes: config.requestSizeLimit });
   const cluster = coordination
-    ? new ClusterNode({ coordination, partitions: config.partitions, nodeId: dataDir.nodeId, log, refresh: () => registry.refresh() })
+    ? new ClusterNode({ coordination, partitions: config.partitions, nodeId: dataDir.nodeId, log, refresh: () => registry.refresh(), peerSessions: nodeSessions })
     : undefined;
   const runtime = new Runtime(store, registry, config, log, new Transport({ maxMessageBytes: config.requestSizeLimit }, signer), cluster, held);
   // Bound before the partitions are taken: the other nodes forward to it as soon as this one owns any.
-  const node = createNodeEndpoint(rpcHandler(runtime));
+  const node = createNodeEndpoint(nodeSessions, rpcHandler(runtime));
   const nodePort = await listen(node, config.nodePort, config.host);
-  const recovered = cluster ? await joinCluster(cluster, runtime, `http://${nodeAddressOf(config)}:${nodePort}`) : await runtime.recover();
-  if (recovered.resumed > 0 || recovered.redelivered > 0) {
-    log.info(recovered, `recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);
-  }
-
-  // Subscriptions start consuming once recovery has restarted what their earlier messages created.
   const tls = redisTlsOf(config);
   const subscriptions = new SubscriptionEngine({
     registry,
@@ -152,7 +156,14 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     log,
     maxInFlight: config.subscriptionMaxInFlight,
     ...(config.redisUrl ? { storeRedis: { url: config.redisUrl, ...(tls ? { options: { tls } } : {}) } } : {}),
+    active: cluster === undefined,
   });
+  runtime.reportSubscriptionProgress(() => subscriptions.progress());
+  const recovered = cluster ? await joinCluster(cluster, runtime, subscriptions, `http://${nodeAddressOf(config)}:${nodePort}`) : await runtime.recover();
+  if (recovered.resumed > 0 || recovered.redelivered > 0) {
+    log.info(recovered, `recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);
+  }
+  // Subscriptions start consuming once recovery has restarted what their earlier messages created.
   subscriptions.start();
 
   const ready = () => store.ping();
@@ -162,7 +173,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const adminRoutes = [
     invocationRoutes(runtime),
     serviceStateRoutes(runtime, registry),
-    queryRoutes({ store, registry, config, subscriptions: () => subscriptions.progress(), nodeId: dataDir.nodeId }),
+    queryRoutes({ store, registry, config, subscriptions: () => runtime.subscriptionProgress() as Promise<SubscriptionProgressRow[]>, nodeId: dataDir.nodeId }),
     liveEventRoutes(observed, stopping.signal),
     uiRoutes(),
   ];
@@ -185,14 +196,15 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     }).callback(),
   );
   const adminPort = await listen(admin, config.adminPort, config.adminHost ?? config.host);
+  // Before the readiness line: whoever waits for that line finds this one already written.
+  if (tokens.ingress.enabled || tokens.admin.enabled) {
+    log.info(`bearer tokens required on: ${[tokens.ingress.enabled && 'ingress', tokens.admin.enabled && 'admin'].filter(Boolean).join(', ')}`);
+  }
   // The readiness line: test/support/server.ts and scripts find the ports in this text.
   log.info(
     { ports: { ingress: ingressPort, admin: adminPort, node: nodePort }, startup_ms: Math.round(performance.now() - startedAt) },
     `ingress on :${ingressPort}, admin on :${adminPort}, node on :${nodePort}`,
   );
-  if (tokens.ingress.enabled || tokens.admin.enabled) {
-    log.info(`bearer tokens required on: ${[tokens.ingress.enabled && 'ingress', tokens.admin.enabled && 'admin'].filter(Boolean).join(', ')}`);
-  }
 
   const servers = [ingress, admin];
   return {

@@ -12,6 +12,7 @@
  * all before Redis would let another node take it. A node that was paused is fenced by the
  * epoch its successor's acquisition raised.
  */
+import type http2 from 'node:http2';
 import { Misdirected, Unavailable } from '../errors.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { ForwardedOp, Placement } from '../runtime/types.js';
@@ -30,10 +31,13 @@ const FORWARD_PATIENCE_MS = 10_000;
 const FORWARD_RETRY_MS = 200;
 
 /** Operations safe to send again when the owner's answer was lost (each is idempotent). */
-const RESENDABLE: ReadonlySet<ForwardedOp> = new Set(['invoke', 'attach', 'output', 'signal', 'setVqueuePaused', 'deliver', 'forget']);
+const RESENDABLE: ReadonlySet<ForwardedOp> = new Set(['invoke', 'attach', 'output', 'signal', 'setVqueuePaused', 'deliver', 'forget', 'subscriptionProgress']);
 
 /** What the node drives in the runtime. */
-export type PartitionHost = Pick<Runtime, 'acquirePartition' | 'releasePartition' | 'serve'>;
+export interface PartitionHost extends Pick<Runtime, 'acquirePartition' | 'serve'> {
+  /** Stops the partition's work here; a hand-over gives the lease up once this settles. */
+  releasePartition(partition: number): void | Promise<void>;
+}
 
 export interface ClusterNodeOptions {
   coordination: Coordination;
@@ -42,6 +46,8 @@ export interface ClusterNodeOptions {
   log: Logger;
   /** Called every round: other nodes may have changed the registry. */
   refresh?: () => Promise<void>;
+  /** Sizes the h2c sessions to the other nodes (forwarded bodies up to the request size limit). */
+  peerSessions: http2.SessionOptions;
 }
 
 interface Held {
@@ -114,7 +120,7 @@ export class ClusterNode implements Placement {
       const owner = this.ownerOf(partition);
       if (owner) {
         try {
-          return await callPeer(owner.node, partition, op, args);
+          return await callPeer(owner.node, partition, op, args, this.opts.peerSessions);
         } catch (err) {
           const again = err instanceof Misdirected || (err instanceof PeerUnreachable && (!err.sent || RESENDABLE.has(op)));
           if (!again) throw err instanceof PeerUnreachable ? new Unavailable(`the owner of partition ${partition} did not answer: ${err.message}`) : err;
@@ -236,7 +242,7 @@ export class ClusterNode implements Placement {
     if (!this.held.delete(p)) return;
     this.changed();
     void this.opts.coordination.drop(p);
-    this.host!.releasePartition(p);
+    void this.host!.releasePartition(p);
     this.opts.log.warn({ partition: p }, `node ${this.nodeId}: lost partition ${p}: ${reason}; its work stopped here`);
   }
 
@@ -247,8 +253,7 @@ export class ClusterNode implements Placement {
     this.held.delete(p);
     this.changed();
     const settled = this.opts.coordination.drop(p);
-    this.host!.releasePartition(p);
-    await settled;
+    await Promise.all([settled, this.host!.releasePartition(p)]);
     await this.opts.coordination.release(p, this.nodeId, h.epoch);
     this.opts.log.debug({ partition: p }, `node ${this.nodeId}: handed partition ${p} over`);
   }

@@ -1,12 +1,16 @@
 /**
  * Node-to-node calls on the node port: one forwarded runtime operation per POST to
- * `/cluster/rpc` (`Runtime.serve` on the owner), over kept-alive HTTP/1.1 connections.
- * node:http rather than fetch: a forwarded call or attach may wait for its invocation as long
- * as it runs, and fetch gives up on a response whose head takes more than five minutes.
+ * `/cluster/rpc` (`Runtime.serve` on the owner), each a stream of one h2c session per peer:
+ * multiplexed on one connection, they cost less CPU per request than a pool of kept-alive
+ * HTTP/1.1 connections (docs/architecture.md has the figures). node:http2 rather than fetch: a
+ * forwarded call or attach may wait for its invocation as long as it runs, and fetch gives up
+ * on a response whose head takes more than five minutes. The node port still answers HTTP/1.1
+ * too (a node of an older version forwards so).
  */
-import http from 'node:http';
+import http2 from 'node:http2';
 import type { Runtime } from '../runtime/runtime.js';
 import type { ForwardedOp } from '../runtime/types.js';
+import type { NodeHandler } from '../telemetry/node-endpoint.js';
 import { decode, encode, errorFromWire, errorToWire, type WireError } from './wire.js';
 
 export const RPC_PATH = '/cluster/rpc';
@@ -29,34 +33,76 @@ export class PeerUnreachable extends Error {
   }
 }
 
-const agent = new http.Agent({ keepAlive: true });
+/** A peer that does not complete the connection by then (its host is gone) fails the requests waiting for it. */
+const CONNECT_TIMEOUT_MS = 5000;
 
-/** Calls `op` on the node at `baseUrl`; rejects with the owner's error, or `PeerUnreachable`. */
-export function callPeer(baseUrl: string, partition: number, op: ForwardedOp, args: unknown[]): Promise<unknown> {
+const sessions = new Map<string, http2.ClientHttp2Session>();
+/** Sessions that reached their peer: a request that failed on any other was not sent. */
+const connected = new WeakSet<http2.ClientHttp2Session>();
+
+/** The session to `baseUrl`, opened if there is none: one that closes, fails or hears GOAWAY is replaced. */
+function sessionTo(baseUrl: string, options: http2.SessionOptions): http2.ClientHttp2Session {
+  const open = sessions.get(baseUrl);
+  if (open && !open.closed && !open.destroyed) return open;
+  const session = http2.connect(baseUrl, options);
+  sessions.set(baseUrl, session);
+  const retire = () => {
+    if (sessions.get(baseUrl) === session) sessions.delete(baseUrl);
+  };
+  const connecting = setTimeout(() => session.destroy(new Error(`no connection within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
+  session.once('connect', () => {
+    clearTimeout(connecting);
+    connected.add(session);
+  });
+  session.on('close', () => {
+    clearTimeout(connecting);
+    retire();
+  });
+  session.on('goaway', retire);
+  // The requests on it fail with the same error (their streams): here it only retires the session.
+  session.on('error', retire);
+  // As an idle kept-alive socket: the session alone does not keep the process running.
+  session.unref();
+  return session;
+}
+
+/**
+ * Calls `op` on the node at `baseUrl`; rejects with the owner's error, or `PeerUnreachable`.
+ * `sizes` sizes a new session (`sessionOptions` of protocol/transport.ts).
+ */
+export function callPeer(baseUrl: string, partition: number, op: ForwardedOp, args: unknown[], sizes: http2.SessionOptions): Promise<unknown> {
   const body = encode({ partition, op, args } satisfies RpcRequest);
   return new Promise((resolve, reject) => {
-    const req = http.request(
-      new URL(RPC_PATH, baseUrl),
-      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', (err) => reject(new PeerUnreachable(err.message, true)));
-        res.on('end', () => {
-          if (res.statusCode !== 200) return reject(new PeerUnreachable(`node at ${baseUrl} answered ${res.statusCode}`, true));
-          const reply = decode(Buffer.concat(chunks).toString('utf8')) as RpcReply;
-          if ('error' in reply) reject(errorFromWire(reply.error));
-          else resolve(reply.value);
-        });
-      },
-    );
-    req.on('error', (err: NodeJS.ErrnoException) => reject(new PeerUnreachable(`node at ${baseUrl}: ${err.message}`, err.code !== 'ECONNREFUSED')));
-    req.end(body);
+    const peer = sessionTo(baseUrl, sizes);
+    let stream: http2.ClientHttp2Stream | undefined;
+    // Not sent: the session never reached the peer, or the peer refused the stream unread
+    // (REFUSED_STREAM, as a node going away does with what crossed its GOAWAY).
+    const unreachable = (err: Error) =>
+      reject(new PeerUnreachable(`node at ${baseUrl}: ${err.message}`, connected.has(peer) && stream?.rstCode !== http2.constants.NGHTTP2_REFUSED_STREAM));
+    try {
+      stream = peer.request({ ':method': 'POST', ':path': RPC_PATH, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    } catch (err) {
+      return reject(new PeerUnreachable(`node at ${baseUrl}: ${(err as Error).message}`, false));
+    }
+    let status = 0;
+    stream.on('response', (headers) => (status = Number(headers[':status'])));
+    const chunks: Buffer[] = [];
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('error', unreachable);
+    stream.on('end', () => {
+      if (status !== 200) return reject(new PeerUnreachable(`node at ${baseUrl} answered ${status}`, true));
+      const reply = decode(Buffer.concat(chunks).toString('utf8')) as RpcReply;
+      if ('error' in reply) reject(errorFromWire(reply.error));
+      else resolve(reply.value);
+    });
+    // Reset without an error code before its answer ended (after 'end' this settles nothing).
+    stream.on('close', () => unreachable(new Error('the stream closed before its answer')));
+    stream.end(body);
   });
 }
 
 /** The node port's handler of forwarded operations; false for any other request. */
-export function rpcHandler(runtime: Runtime): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
+export function rpcHandler(runtime: Runtime): NodeHandler {
   return (req, res) => {
     if ((req.url ?? '').split('?')[0] !== RPC_PATH) return false;
     if (req.method !== 'POST') {

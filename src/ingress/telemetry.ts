@@ -8,14 +8,12 @@
 import type { Context, Next } from 'koa';
 import { IngressError } from '../errors.js';
 import type { TargetFields } from '../telemetry/log.js';
-import { ingressRequestDuration, ingressRequests, type IngressRequestStatus } from '../telemetry/metrics.js';
+import { ingressRequestDuration, recordIngressAdmitted, recordIngressOutcome, type IngressRequestStatus, type IngressRpc } from '../telemetry/metrics.js';
 import { startIngressSpan, type TraceSpan } from '../telemetry/tracing.js';
-
-const admitted = ingressRequests.labels({ status: 'admitted' });
 
 export class RequestTelemetry {
   private readonly startedAt = performance.now();
-  private rpc: { rpc_service: string; rpc_type: 'call' | 'send' } | undefined;
+  private rpc: IngressRpc | undefined;
 
   constructor(readonly span: TraceSpan | undefined) {}
 
@@ -39,7 +37,7 @@ export class RequestTelemetry {
 
   finish(status: IngressRequestStatus, httpStatus: number, error: string | undefined): void {
     if (this.rpc) {
-      ingressRequests.inc({ status, ...this.rpc });
+      recordIngressOutcome(status, this.rpc);
       ingressRequestDuration.observe(this.rpc, (performance.now() - this.startedAt) / 1000);
     }
     if (this.span) {
@@ -65,7 +63,7 @@ function failureStatus(err: unknown): IngressRequestStatus {
 }
 
 export async function ingressTelemetry(ctx: Context, next: Next): Promise<void> {
-  admitted.inc();
+  recordIngressAdmitted();
   const socket = ctx.req.socket;
   const telemetry = new RequestTelemetry(
     startIngressSpan({

@@ -50,9 +50,10 @@ export interface TransportLimits {
  * Node refuses every stream of a session whose buffered data passes `maxSessionMemory` (MB,
  * default 10) with NGHTTP2_ENHANCE_YOUR_CALM. A write is buffered whole until the peer's
  * flow-control window takes it, so one message up to the limit, in each direction, plus the
- * other streams' traffic, must fit.
+ * other streams' traffic, must fit. The h2c sessions between nodes (cluster/peers.ts) carry
+ * such messages too.
  */
-function sessionOptions(limits: TransportLimits): http2.ClientSessionOptions {
+export function sessionOptions(limits: TransportLimits): http2.SessionOptions {
   return {
     maxSessionMemory: Math.max(10, Math.ceil((2 * limits.maxMessageBytes) / MiB) + 10),
     // Our receive windows: Restate's 2 MiB per stream and 5 MiB per connection (§17).

@@ -44,6 +44,7 @@ import {
   type Logger,
   type OutputState,
   type Placement,
+  SUBSCRIPTIONS_PARTITION,
 } from './types.js';
 import { Fenced, type OutboxMessage } from '../store/types.js';
 import { partitionKeyOf } from '../protocol/ids.js';
@@ -69,6 +70,8 @@ interface LocalOps {
   'operator.purge'(id: string): Promise<Outcome>;
   'operator.purgeJournal'(id: string): Promise<Outcome>;
   'operator.restartAsNew'(id: string, opts?: RestartOptions): Promise<Restarted>;
+  /** What this node's subscription consumers report (rows of `sys_subscription_progress`). */
+  subscriptionProgress(): Promise<unknown[]>;
 }
 
 /** A cancel sent by a handler to an invocation that does not exist or has completed is dropped, as in Restate. */
@@ -202,7 +205,20 @@ export class Runtime {
     'operator.purge': (id) => this.localOperator.purge(id),
     'operator.purgeJournal': (id) => this.localOperator.purgeJournal(id),
     'operator.restartAsNew': (id, opts) => this.localOperator.restartAsNew(id, opts),
+    subscriptionProgress: () => this.progressHere(),
   };
+
+  /** Where this node's subscription progress comes from (server.ts: the subscription engine). */
+  private progressHere: () => Promise<unknown[]> = () => Promise.resolve([]);
+
+  reportSubscriptionProgress(source: () => Promise<unknown[]>): void {
+    this.progressHere = source;
+  }
+
+  /** The subscriptions' progress as the node that consumes them reports it, from any node. */
+  subscriptionProgress(): Promise<unknown[]> {
+    return this.at(SUBSCRIPTIONS_PARTITION, 'subscriptionProgress', []);
+  }
 
   /**
    * Stores a signal (an awakeable's completion) in the target invocation's journal; resolves
@@ -260,6 +276,7 @@ export class Runtime {
   }
 
   private forgetPartition(partition: number): void {
+    this.retry.forgetPartition(partition);
     this.timers.disarm(partition);
     this.actors.dropPartition(partition);
     this.locks.forgetPartition(partition);
@@ -328,11 +345,15 @@ export class Runtime {
    * again, with backoff, until the store answers.
    */
   private partitionLost(partition: number, err: unknown): void {
-    if (!this.placement.owns(partition)) return;
-    this.retry.later(`partition ${partition}: a commit's outcome is unknown, recovering it from the store`, err, async () => {
-      await recoverPartition(this.recoveryDeps(), partition);
-      await this.invocations.settleWaiters(partition);
-    });
+    this.retry.later(
+      `partition ${partition}: a commit's outcome is unknown, recovering it from the store`,
+      err,
+      async () => {
+        await recoverPartition(this.recoveryDeps(), partition);
+        await this.invocations.settleWaiters(partition);
+      },
+      partition,
+    );
   }
 
   private recoveryDeps(): RecoveryDeps {

@@ -152,7 +152,14 @@ export type ForwardedOp =
   | 'setVqueuePaused'
   | 'deliver'
   | 'forget'
+  | 'subscriptionProgress'
   | `operator.${'cancel' | 'kill' | 'pause' | 'resume' | 'purge' | 'purgeJournal' | 'restartAsNew'}`;
+
+/**
+ * The node that owns this partition consumes every subscription (server.ts): with several
+ * nodes, two consumers of one source would split its messages and mix up each key's order.
+ */
+export const SUBSCRIPTIONS_PARTITION = 0;
 
 /** Applying an outbox message where its target partition is owned, or forgetting a named signal's delivery mark. */
 export type RemoteDelivery = Extract<ForwardedOp, 'deliver' | 'forget'>;

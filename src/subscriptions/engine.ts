@@ -2,6 +2,9 @@
  * The subscription engine: one consumer (consumer.ts) per subscription in the registry,
  * started when a subscription appears and stopped when it is deleted. It follows the
  * registry's extras by looking at them every second (they change only through the admin API).
+ * With several nodes only one engine is active (server.ts: the owner of partition 0): two
+ * nodes reading one source would split its messages between them, and a key's messages would
+ * be created in whichever order the nodes got to them.
  */
 import type { SubscriptionProgressRow } from '../query/rows.js';
 import type { Registry } from '../registry/registry.js';
@@ -18,6 +21,8 @@ export interface EngineDeps {
   log: Logger;
   maxInFlight: number;
   storeRedis?: StoreRedis;
+  /** Whether it consumes from the start (default true); see `setActive`. */
+  active?: boolean;
 }
 
 export class SubscriptionEngine {
@@ -26,12 +31,23 @@ export class SubscriptionEngine {
   private readonly failed = new Map<string, { subscription: Subscription; reason: string }>();
   private timer: NodeJS.Timeout | undefined;
   private reconciling: Promise<void> = Promise.resolve();
+  private active: boolean;
 
-  constructor(private readonly deps: EngineDeps) {}
+  constructor(private readonly deps: EngineDeps) {
+    this.active = deps.active ?? true;
+  }
 
   start(): void {
     this.reconcile();
     this.timer = setInterval(() => this.reconcile(), RECONCILE_EVERY_MS);
+  }
+
+  /** This node starts or stops consuming every subscription; resolves once that is done. */
+  setActive(active: boolean): Promise<void> {
+    if (this.active === active) return this.reconciling;
+    this.active = active;
+    this.deps.log.info(`subscriptions: ${active ? 'consumed by this node from now on' : 'no longer consumed by this node'}`);
+    return this.reconcile();
   }
 
   async stop(): Promise<void> {
@@ -76,19 +92,21 @@ export class SubscriptionEngine {
     return [...running, ...failed];
   }
 
-  private reconcile(): void {
+  private reconcile(): Promise<void> {
     this.reconciling = this.reconciling.then(() => this.apply()).catch((err) => this.deps.log.error(`subscriptions: ${String(err)}`));
+    return this.reconciling;
   }
 
   private async apply(): Promise<void> {
     const extras = this.deps.registry.getExtras();
-    const wanted = new Map(extras.subscriptions.map((s) => [s.id, s]));
+    const wanted = new Map(this.active ? extras.subscriptions.map((s) => [s.id, s]) : []);
     for (const id of this.failed.keys()) if (!wanted.has(id)) this.failed.delete(id);
     for (const [id, consumer] of this.consumers) {
       if (wanted.has(id)) continue;
       this.consumers.delete(id);
       await consumer.stop();
-      this.deps.log.info({ subscription: id }, `subscription ${id} deleted: stopped consuming ${consumer.subscription.source}`);
+      const why = this.active ? 'deleted' : 'moved to another node';
+      this.deps.log.info({ subscription: id }, `subscription ${id} ${why}: stopped consuming ${consumer.subscription.source}`);
     }
     for (const s of wanted.values()) {
       if (this.consumers.has(s.id) || this.failed.has(s.id)) continue;

@@ -6,9 +6,11 @@
  *
  * Hot-path rules: label values come from small fixed sets (statuses, backends, partitions,
  * registered services), never from ids or raw paths; instruments with a fixed label are bound
- * once with `.labels(...)`.
+ * once with `.labels(...)`; those moved on every invocation count in a `Tally` (./tally.ts)
+ * that they read when scraped, and are recorded only through the functions here.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
+import { Tally, type Cell } from './tally.js';
 
 export const metricsRegistry = new Registry();
 const registers = [metricsRegistry];
@@ -19,17 +21,44 @@ const registers = [metricsRegistry];
 /** `status` values of `restate_ingress_requests_total`, as Restate names them. */
 export type IngressRequestStatus = 'admitted' | 'completed' | 'invocation_error' | 'request_error' | 'ingress_error';
 
+/** What `restate_ingress_requests_total` labels an invocation request with. */
+export interface IngressRpc {
+  rpc_service: string;
+  rpc_type: 'call' | 'send';
+}
+
+const ingressRequestCounts = new Tally<'status' | 'rpc_service' | 'rpc_type'>();
+
 /**
  * `restate_ingress_requests_total{status}`: every ingress request once as `admitted`; requests
  * to a service handler (call/send) once more with their outcome and `rpc_service`, `rpc_type`
  * (`call` | `send`).
  */
-export const ingressRequests = new Counter({
+new Counter({
   name: 'restate_ingress_requests_total',
   help: 'Number of ingress requests in different states, see label status to classify',
   labelNames: ['status', 'rpc_service', 'rpc_type'] as const,
   registers,
+  collect() {
+    ingressRequestCounts.reportCounter(this);
+  },
 });
+
+let admittedCell: Cell | undefined;
+/** Keyed by status, type and service; status and type hold no space. */
+const outcomeCells = new Map<string, Cell>();
+
+export function recordIngressAdmitted(): void {
+  (admittedCell ??= ingressRequestCounts.cell({ status: 'admitted' })).value++;
+}
+
+/** The outcome of a request to a service handler. */
+export function recordIngressOutcome(status: IngressRequestStatus, rpc: IngressRpc): void {
+  const key = `${status} ${rpc.rpc_type} ${rpc.rpc_service}`;
+  let cell = outcomeCells.get(key);
+  if (cell === undefined) outcomeCells.set(key, (cell = ingressRequestCounts.cell({ status, ...rpc })));
+  cell.value++;
+}
 
 /**
  * `restate_ingress_request_duration_seconds{rpc_service, rpc_type}`: time from the request to
@@ -97,52 +126,73 @@ const partitionLabel = (partition: number): string => (partitionLabels[partition
 /** `status` values of `restate_invoker_invocation_tasks_total`, as Restate names them. */
 export type InvocationTaskStatus = 'started' | 'suspended' | 'failed' | 'completed';
 
+const invocationTaskCounts = new Tally<'status' | 'partition_id'>();
+
 /**
  * `restate_invoker_invocation_tasks_total{status, partition_id}`. Restate's docs still spell it
  * `restate_invoker_invocation_task_total`; 1.7 servers export this name.
  */
-export const invokerInvocationTasks = new Counter({
+new Counter({
   name: 'restate_invoker_invocation_tasks_total',
   help: 'Invocation task operation',
   labelNames: ['status', 'partition_id'] as const,
   registers,
+  collect() {
+    invocationTaskCounts.reportCounter(this);
+  },
 });
+
+const invocationTaskCells: Record<InvocationTaskStatus, Cell[]> = { started: [], suspended: [], failed: [], completed: [] };
 
 /**
  * One attempt (Restate: an invocation task) `started`, then once more as it ends: `completed`
  * (End), `suspended` (Suspension), `failed` (Error, a lost stream, a timeout).
  */
 export function recordInvocationTask(status: InvocationTaskStatus, partition: number): void {
-  invokerInvocationTasks.inc({ status, partition_id: partitionLabel(partition) });
+  (invocationTaskCells[status][partition] ??= invocationTaskCounts.cell({ status, partition_id: partitionLabel(partition) })).value++;
 }
 
+const enqueueCounts = new Tally<'partition_id'>();
+
 /** `restate_invoker_enqueue_total{partition_id}`. */
-export const invokerEnqueue = new Counter({
+new Counter({
   name: 'restate_invoker_enqueue_total',
   help: 'Number of invocations that were added to the queue',
   labelNames: ['partition_id'] as const,
   registers,
+  collect() {
+    enqueueCounts.reportCounter(this);
+  },
 });
+
+const enqueueCells: Cell[] = [];
 
 /** An invocation was handed to the invoker for an attempt (first start, retry, resume). */
 export function recordEnqueue(partition: number): void {
-  invokerEnqueue.inc({ partition_id: partitionLabel(partition) });
+  (enqueueCells[partition] ??= enqueueCounts.cell({ partition_id: partitionLabel(partition) })).value++;
 }
 
 /** `kind` values of `redstate_actors_in_memory`. */
 export type ActorKind = 'invocation' | 'object_key';
 
+const actorCounts = new Tally<'kind'>();
+
 /** `redstate_actors_in_memory{kind}`: live actors in the runtime's caches. */
-export const actorsInMemory = new Gauge({
+new Gauge({
   name: 'redstate_actors_in_memory',
   help: 'Actors held in memory, by kind',
   labelNames: ['kind'] as const,
   registers,
+  collect() {
+    actorCounts.reportGauge(this);
+  },
 });
+
+const actorCells: Partial<Record<ActorKind, Cell>> = {};
 
 /** An actor was created or rehydrated into memory (`+1`), or dropped from it (`-1`). */
 export function recordActorsInMemory(kind: ActorKind, delta: 1 | -1): void {
-  actorsInMemory.inc({ kind }, delta);
+  (actorCells[kind] ??= actorCounts.cell({ kind })).value += delta;
 }
 
 /**
@@ -188,23 +238,30 @@ export const outboxMessages = new Gauge({
 /** `status` values of `redstate_invocations`: sys_invocation's statuses. */
 export type InvocationStatus = 'pending' | 'scheduled' | 'ready' | 'running' | 'backing-off' | 'suspended' | 'paused' | 'completed';
 
+const statusCounts = new Tally<'status'>();
+
 /** `redstate_invocations{status}`: invocations known to this process, by status. */
-export const invocationsByStatus = new Gauge({
+new Gauge({
   name: 'redstate_invocations',
   help: 'Invocations by status (sys_invocation statuses)',
   labelNames: ['status'] as const,
   registers,
+  collect() {
+    statusCounts.reportGauge(this);
+  },
 });
+
+const statusCells: Partial<Record<InvocationStatus, Cell>> = {};
+const statusCell = (status: InvocationStatus): Cell => (statusCells[status] ??= statusCounts.cell({ status }));
 
 /**
  * Moves one invocation between statuses after the commit that changed it: `from` undefined when
- * it was created, `to` undefined when it was purged. At start-up, set the counts from the store
- * with `invocationsByStatus.set({ status }, n)`.
+ * it was created, `to` undefined when it was purged.
  */
 export function invocationStatusChanged(from: InvocationStatus | undefined, to: InvocationStatus | undefined): void {
   if (from === to) return;
-  if (from !== undefined) invocationsByStatus.dec({ status: from });
-  if (to !== undefined) invocationsByStatus.inc({ status: to });
+  if (from !== undefined) statusCell(from).value--;
+  if (to !== undefined) statusCell(to).value++;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,26 +6,9 @@
  * redis-server, `redis-stream://{cluster}/{stream}`, and the store's own).
  */
 import test from 'ava';
-import { Redis } from 'ioredis';
 import { startRedis } from '../support/redis.js';
 import { sqlRows, startStack, type Stack } from '../support/stack.js';
-import { bodyOf, expectEveryMessageOnceInOrder, keyOf, killServer, MESSAGES, publishAll, subscribe } from '../support/streaming.js';
-
-/** Explicit entry ids: an XADD resent after a reconnect cannot add the message twice. */
-function producer(url: string, stream: string) {
-  const redis = new Redis(url, { maxRetriesPerRequest: null });
-  const base = Date.now();
-  return {
-    async publish(i: number) {
-      try {
-        await redis.xadd(stream, `${base}-${i + 1}`, 'key', keyOf(i), 'value', bodyOf(i), 'source', 'test');
-      } catch (err) {
-        if (!String(err).includes('equal or smaller')) throw err;
-      }
-    },
-    close: () => redis.quit(),
-  };
-}
+import { expectEveryMessageOnceInOrder, killServer, MESSAGES, publishAll, streamProducer, subscribe } from '../support/streaming.js';
 
 async function withStack(run: (stack: Stack) => Promise<void>): Promise<void> {
   const stack = await startStack('redis', { serviceFile: 'subscriptions.mjs' });
@@ -39,7 +22,7 @@ async function withStack(run: (stack: Stack) => Promise<void>): Promise<void> {
 test.serial('every message of a Redis stream invokes the handler once, in key order, with the message headers', async (t) => {
   await withStack(async (stack) => {
     const id = await subscribe(stack.admin, 'redis-stream://orders');
-    const p = producer(stack.redis!.url, 'orders');
+    const p = streamProducer(stack.redis!.url, 'orders');
     await publishAll((i) => p.publish(i), 1000);
     const logs = await expectEveryMessageOnceInOrder(t, stack, 60_000);
     await p.close();
@@ -67,7 +50,7 @@ test.serial('SIGKILLs of the server and a restart of the broker (another Redis, 
       const cluster = await stack.admin.post('kafka-clusters', { json: { name: 'bus', properties: { 'bootstrap.servers': broker.url } } });
       t.is(cluster.statusCode, 201);
       await subscribe(stack.admin, 'redis-stream://bus/orders');
-      const p = producer(broker.url, 'orders');
+      const p = streamProducer(broker.url, 'orders');
       await publishAll((i) => p.publish(i), 6000, [
         killServer(stack, 1500),
         { atMs: 3000, what: 'restart the broker', run: () => broker.restart() },
@@ -88,7 +71,7 @@ test.serial('SIGKILLs of the server and a restart of the broker (another Redis, 
 test.serial('SIGKILLs of the server and a restart of the store\'s redis-server, which is the broker too, lose no message and run none twice', async (t) => {
   await withStack(async (stack) => {
     await subscribe(stack.admin, 'redis-stream://orders');
-    const p = producer(stack.redis!.url, 'orders');
+    const p = streamProducer(stack.redis!.url, 'orders');
     await publishAll((i) => p.publish(i), 6000, [
       killServer(stack, 1500),
       { atMs: 3000, what: 'restart redis-server', run: () => stack.redis!.restart() },
@@ -105,7 +88,7 @@ test.serial('a deleted subscription stops consuming', async (t) => {
     t.is((await stack.admin.delete(`subscriptions/${id}`)).statusCode, 202);
     // The engine looks at the registry every second.
     await new Promise((r) => setTimeout(r, 1500));
-    const p = producer(stack.redis!.url, 'orders');
+    const p = streamProducer(stack.redis!.url, 'orders');
     await p.publish(0);
     await new Promise((r) => setTimeout(r, 1500));
     await p.close();

@@ -417,6 +417,32 @@ export function storeContract(name: string, open: () => Promise<StoreFixture>): 
     t.is(await store.journalLength(5, 'keep'), 2);
   });
 
+  // The embedded store remembers where each journal and history ends (store/embedded/positions.ts):
+  // what it remembers must follow exactly what landed.
+  it('appends go where the journal and history end: after a refused commit in the same turn, a completion, a reopening, a deletion', async (t, _store, fixture) => {
+    let store = fixture.store;
+    const commitAt = (at: number, n: number, extra: Partial<Transition> = {}) =>
+      store.commit({ partition: 3, journal: [{ id: 'p', at, entries: [entry(n)] }], history: [{ id: 'p', entries: [step(n)] }], ...extra });
+    await commitAt(0, 0, { invocations: [{ id: 'p', snapshot: 0, active: true }] });
+    // One turn: the refused commit in the middle moves nothing for the one after it.
+    const turn = await Promise.allSettled([commitAt(1, 1), commitAt(1, 90), commitAt(2, 2)]);
+    t.deepEqual(turn.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+    t.true(turn[1]?.status === 'rejected' && turn[1].reason instanceof TransitionConflict);
+    await t.throwsAsync(commitAt(2, 91), { instanceOf: TransitionConflict });
+    await commitAt(3, 3, { invocations: [{ id: 'p', snapshot: 3, active: false }] });
+    await commitAt(4, 4);
+    store = await fixture.reopen();
+    await t.throwsAsync(commitAt(4, 92), { instanceOf: TransitionConflict });
+    await commitAt(5, 5);
+    t.deepEqual((await store.readJournal(3, 'p')).map((e) => e.type), [0, 1, 2, 3, 4, 5]);
+    t.deepEqual((await store.readHistory(3, 'p')).map((h) => h.event), ['e0', 'e1', 'e2', 'e3', 'e4', 'e5']);
+    await store.commit({ partition: 3, deleteInvocations: ['p'] });
+    await t.throwsAsync(commitAt(6, 93), { instanceOf: TransitionConflict });
+    await commitAt(0, 6);
+    t.deepEqual((await store.readJournal(3, 'p')).map((e) => e.type), [6]);
+    t.deepEqual((await store.readHistory(3, 'p')).map((h) => h.event), ['e6']);
+  });
+
   // Restate accepts object keys and state keys of any length; LMDB keys stop at 1,978 bytes.
   it('keys far longer than an LMDB key are stored, read, listed and removed', async (t, _store, fixture) => {
     let store = fixture.store;

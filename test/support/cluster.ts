@@ -1,13 +1,13 @@
 /**
- * Several redstate nodes over one redis-server (issue 13): each a real process with its own
- * data dir (and so its own node id), one SDK service registered once, through the first node.
+ * Several redstate nodes sharing one store (issue 13), one redis-server or a Redis Cluster of
+ * three masters: each node a real process with its own data dir (and so its own node id), one
+ * SDK service registered once, through the first node.
  */
 import got, { type Got } from 'got';
 import path from 'node:path';
-import { startRedis, type RunningRedis } from './redis.js';
 import { startRedstate, type RedstateProcess } from './server.js';
 import { startService, type StartedService } from './sdk-service.js';
-import { sqlRows } from './stack.js';
+import { sqlRows, startStore, type StartedStore, type StoreKind } from './stack.js';
 import { waitFor } from './wait.js';
 
 export interface ClusterNodeHandle {
@@ -17,7 +17,7 @@ export interface ClusterNodeHandle {
 }
 
 export interface ClusterStack {
-  redis: RunningRedis;
+  store: StartedStore;
   service: StartedService;
   nodes: ClusterNodeHandle[];
   /** One of the nodes still running, at random. */
@@ -30,17 +30,24 @@ export interface ClusterStack {
 
 const client = (prefixUrl: string) => got.extend({ prefixUrl, throwHttpErrors: false, retry: { limit: 0 }, timeout: { request: 60_000 } });
 
-export async function startCluster(n: number, opts: { serviceFile?: string; env?: Record<string, string> } = {}): Promise<ClusterStack> {
-  const redis = await startRedis();
+export interface ClusterOptions {
+  serviceFile?: string;
+  env?: Record<string, string>;
+  /** What the nodes share; default one redis-server. */
+  store?: Exclude<StoreKind, 'embedded'>;
+}
+
+export async function startCluster(n: number, opts: ClusterOptions = {}): Promise<ClusterStack> {
+  const store = await startStore(opts.store ?? 'redis');
   const service = await startService(path.resolve('test/support/services', opts.serviceFile ?? 'objects.mjs'));
   const servers: RedstateProcess[] = [];
   // One after the other: each later node takes its share from those already running.
-  for (let i = 0; i < n; i++) servers.push(await startRedstate({ redisUrl: redis.url, env: { REDSTATE_NODE_ID: `node-${i}`, ...opts.env } }));
+  for (let i = 0; i < n; i++) servers.push(await startRedstate({ redisUrl: store.redisUrl!, env: { REDSTATE_NODE_ID: `node-${i}`, ...opts.env } }));
   const nodes = servers.map((server) => ({ server, ingress: client(server.ingress), admin: client(server.admin) }));
   const registered = await nodes[0]!.admin.post('deployments', { json: { uri: service.url } });
   if (registered.statusCode !== 201) throw new Error(`registration failed: ${registered.statusCode} ${registered.body}`);
   const stack: ClusterStack = {
-    redis,
+    store,
     service,
     nodes,
     any: (live = nodes) => live[Math.floor(Math.random() * live.length)]!,
@@ -54,7 +61,7 @@ export async function startCluster(n: number, opts: { serviceFile?: string; env?
     async stop() {
       await Promise.all(servers.map((s) => s.stop()));
       await service.stop();
-      await redis.stop();
+      await store.stop();
     },
   };
   // Every node knows the deployment (they re-read the registry twice a second) and the

@@ -69,10 +69,32 @@ export interface StackOptions {
   serviceEnv?: Record<string, string>;
 }
 
-export async function startStack(store: StoreKind, opts: StackOptions = {}): Promise<Stack> {
+/** The Redis a stack of `store` runs on (none for the embedded store), and its URL. */
+export interface StartedStore {
+  redisUrl?: string;
+  redis?: RunningRedis;
+  redisCluster?: RunningRedisCluster;
+  stop(): Promise<void>;
+}
+
+export async function startStore(store: StoreKind): Promise<StartedStore> {
   const redis = store === 'redis' ? await startRedis() : undefined;
   const redisCluster = store === 'redis-cluster' ? await startRedisCluster() : undefined;
   const redisUrl = redis?.url ?? redisCluster?.url;
+  return {
+    ...(redisUrl ? { redisUrl } : {}),
+    ...(redis ? { redis } : {}),
+    ...(redisCluster ? { redisCluster } : {}),
+    async stop() {
+      await redis?.stop();
+      await redisCluster?.stop();
+    },
+  };
+}
+
+export async function startStack(store: StoreKind, opts: StackOptions = {}): Promise<Stack> {
+  const started = await startStore(store);
+  const { redisUrl, redis, redisCluster } = started;
   const service = await startService(path.resolve('test/support/services', opts.serviceFile ?? 'durable.mjs'), {
     env: { ...opts.serviceEnv, ...(opts.http1 ? { HTTP1: '1' } : {}) },
   });
@@ -95,8 +117,7 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
     async stop() {
       await server.stop();
       await service.stop();
-      await redis?.stop();
-      await redisCluster?.stop();
+      await started.stop();
     },
   };
 }

@@ -6,8 +6,12 @@
  */
 import type { ExecutionContext } from 'ava';
 import type { Got } from 'got';
+import { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Stack } from './stack.js';
+
+/** What the checks read: a node's ingress, and its output for failure messages. */
+type Reader = Pick<Stack, 'ingress' | 'server'>;
 
 export const MESSAGES = 1000;
 export const KEYS = 10;
@@ -20,6 +24,22 @@ export async function subscribe(admin: Got, source: string, sink = 'service://Lo
   const res = await admin.post('subscriptions', { json: { source, sink, options: { 'auto.offset.reset': 'earliest' } } });
   if (res.statusCode !== 201) throw new Error(`subscription refused: ${res.statusCode} ${res.body}`);
   return (JSON.parse(res.body) as { id: string }).id;
+}
+
+/** Publishes message i to a Redis stream with an explicit entry id: an XADD resent after a reconnect cannot add it twice. */
+export function streamProducer(url: string, stream: string) {
+  const redis = new Redis(url, { maxRetriesPerRequest: null });
+  const base = Date.now();
+  return {
+    async publish(i: number) {
+      try {
+        await redis.xadd(stream, `${base}-${i + 1}`, 'key', keyOf(i), 'value', bodyOf(i), 'source', 'test');
+      } catch (err) {
+        if (!String(err).includes('equal or smaller')) throw err;
+      }
+    },
+    close: () => redis.quit(),
+  };
 }
 
 export interface Disruption {
@@ -64,14 +84,14 @@ interface LogState {
   headers: Record<string, string>;
 }
 
-export async function logOf(stack: Stack, key: string): Promise<LogState> {
+export async function logOf(stack: Reader, key: string): Promise<LogState> {
   const res = await stack.ingress.post(`Log/${key}/get`);
   if (res.statusCode !== 200) throw new Error(`Log/${key}/get: ${res.statusCode} ${res.body}`);
   return JSON.parse(res.body) as LogState;
 }
 
 /** Waits until every message is in its key's list, then checks each list: once each, in order. */
-export async function expectEveryMessageOnceInOrder(t: ExecutionContext, stack: Stack, timeoutMs: number): Promise<Map<string, LogState>> {
+export async function expectEveryMessageOnceInOrder(t: ExecutionContext, stack: Reader, timeoutMs: number): Promise<Map<string, LogState>> {
   const deadline = Date.now() + timeoutMs;
   let logs = new Map<string, LogState>();
   for (;;) {

@@ -102,7 +102,7 @@ test('object-key machine: acquire, queue, release and grant', (t) => {
 });
 
 test('attempt machine, remembered steps: the same as XState on first use and on every later hit', (t) => {
-  const streamed: AttemptEvent[] = [{ type: 'start' }, { type: 'replayed' }, { type: 'frames' }, { type: 'frames' }, { type: 'inactive' }, { type: 'abortTimeout' }];
+  const streamed: AttemptEvent[] = [{ type: 'start' }, { type: 'replayed' }, { type: 'frames' }, { type: 'answered' }, { type: 'frames' }, { type: 'inactive' }, { type: 'answered' }, { type: 'abortTimeout' }];
   const broken: AttemptEvent[] = [{ type: 'start' }, { type: 'replayed' }, { type: 'frames' }, { type: 'broken', message: 'reset', code: 500 }];
   for (const input of [
     { requestResponse: false, inactivityTimeout: 60_000, abortTimeout: 600_000 },

@@ -161,7 +161,9 @@ export class Attempt implements AttemptHandle {
       );
     }
     this.sentUpTo = entries.length;
-    if (frames.length > 0) this.stream.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
+    if (frames.length === 0) return;
+    this.stream.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
+    this.send({ type: 'answered' });
   }
 
   close(): void {
@@ -198,8 +200,7 @@ export class Attempt implements AttemptHandle {
         void this.sendStart();
         return;
       case 'armInactivity':
-        clearTimeout(this.inactivityTimer);
-        this.inactivityTimer = setTimeout(() => this.send({ type: 'inactive' }), e.params.ms).unref();
+        this.armInactivity(e.params.ms);
         return;
       case 'armAbort':
         clearTimeout(this.abortTimer);
@@ -221,6 +222,16 @@ export class Attempt implements AttemptHandle {
         this.actor.attemptFailed(this, e.params).catch((err: unknown) => this.failedJob(err));
         return;
     }
+  }
+
+  /**
+   * While what the SDK sent is still being committed, the SDK waits for this server: it is not
+   * inactive, and asking it to suspend would only add a suspension and a wake-up (a slow
+   * store, a loaded machine). The timeout counts again from then.
+   */
+  private armInactivity(ms: number): void {
+    clearTimeout(this.inactivityTimer);
+    this.inactivityTimer = setTimeout(() => (this.batchJobs > 0 ? this.armInactivity(ms) : this.send({ type: 'inactive' })), ms).unref();
   }
 
   /** Whether this node may drive the SDK now: it holds the partition within its lease (store/fences.ts). */

@@ -168,6 +168,16 @@ export class InvocationActor {
     });
   }
 
+  /**
+   * Its partition left this node (or is being recovered afresh): the actor is dead from now on.
+   * Every later job and commit is refused, even one already queued (an attempt's failure, a
+   * lingering write), so nothing of it can be stored beside the actor that replaces it.
+   */
+  leave(reason: string): void {
+    this.retired = true;
+    this.attempt?.abort(reason);
+  }
+
   /** Applies events and appends entries in one commit, then performs the effects. Call inside `run`. */
   async commit(step: Step): Promise<void> {
     await this.store(this.advance(this.snapshot, step.events ?? []), step);
@@ -231,6 +241,7 @@ export class InvocationActor {
 
   private async store(advanced: Advanced, step: Step): Promise<void> {
     if (this.broken) throw new Error(`invocation ${this.id} must be reloaded`);
+    if (this.retired) throw new ActorRetired(this.id);
     const appendedAt = this.ports.now();
     const entries = (step.entries ?? []).map((e) => ({ ...e, appendedAt }));
     const journalAt = this.journal.length;
@@ -319,7 +330,9 @@ export class InvocationActor {
   private settle(done: Committed, next: AttemptHandle | undefined): void {
     this.ports.committed(this, done);
     this.attempt?.flush();
-    if (next) this.startAttempt(next);
+    // Left while the commit was on its way (its partition moved): the replacing actor runs it.
+    if (next && this.retired) next.abort('its partition moved to another node');
+    else if (next) this.startAttempt(next);
     if (this.snapshot.value !== 'running' && this.attempt) {
       this.attempt.close();
       this.attempt = undefined;

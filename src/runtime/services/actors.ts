@@ -117,7 +117,7 @@ export class ActorCache {
     for (const actor of [...this.live.values()]) {
       if (actor.partition !== partition) continue;
       this.remove(actor);
-      actor.attempt?.abort('its partition moved to another node');
+      actor.leave('its partition moved to another node');
     }
   }
 

@@ -79,7 +79,7 @@ export class Delivery {
         }
         done();
       };
-      deliver().catch((err: unknown) => this.deps.retry.later(`outbox ${m.id}`, err, deliver));
+      deliver().catch((err: unknown) => this.deps.retry.later(`outbox ${m.id}`, err, deliver, partition));
     }
     outboxMessages.set(this.inFlight.size);
   }

@@ -213,14 +213,23 @@ export class Invocations {
     }
   }
 
-  /** Waits, reading the store, until an invocation another node runs completes; undefined once it is gone. */
+  /**
+   * Waits, reading the store, until an invocation another node runs completes; undefined once
+   * it is gone. Never rejects: while the store is away it reads again (`moved` does not await it).
+   */
   private async fromStore(id: string): Promise<CompletedInvocation | undefined> {
     for (;;) {
       const out = await this.output(id).catch(() => ({ state: 'pending' }) as const);
       if (out.state === 'completed') return out;
       if (out.state === 'missing') return undefined;
-      // Back here meanwhile: the local completion answers.
-      if (this.deps.placement.owns(this.deps.actors.partitionOf(id))) return this.attach(id);
+      // Back here meanwhile: the local completion answers (once the store lets it load).
+      if (this.deps.placement.owns(this.deps.actors.partitionOf(id))) {
+        const local = await this.attach(id).then(
+          (done) => ({ done }),
+          () => undefined,
+        );
+        if (local) return local.done;
+      }
       await new Promise((r) => setTimeout(r, ELSEWHERE_POLL_MS));
     }
   }

@@ -24,7 +24,7 @@ export class LockGrants {
 
   /** Queues a `pending` invocation for its key's lock (acquiring is idempotent); runs it if it holds the lock already. */
   request(actor: InvocationActor): void {
-    this.queue(actor).catch((err: unknown) => this.deps.retry.later(`invocation ${actor.id}: queue for its key`, err, () => this.resume(actor.id)));
+    this.queue(actor).catch((err: unknown) => this.deps.retry.later(`invocation ${actor.id}: queue for its key`, err, () => this.resume(actor.id), actor.partition));
   }
 
   /** The key's lock passed to this id in a committed change: let it run. */

@@ -13,6 +13,8 @@ interface Waiting {
   timer: NodeJS.Timeout | undefined;
   job: () => Promise<void>;
   failures: number;
+  /** The partition whose work this is: dropped when the partition leaves this node. */
+  partition: number | undefined;
 }
 
 export class RetryScheduler {
@@ -28,13 +30,13 @@ export class RetryScheduler {
   /**
    * `job` failed with `err` for `key` (e.g. `resume:inv_…`): run it again later. A key already
    * waiting keeps its turn and takes the newest job. The job's own failure schedules the next
-   * try, with a longer delay.
+   * try, with a longer delay. Work of a `partition` is dropped once this node does not own it.
    */
-  later(key: string, err: unknown, job: () => Promise<void>): void {
+  later(key: string, err: unknown, job: () => Promise<void>, partition?: number): void {
     if (this.stopped) return;
     // The partition moved to another node: its work is the owner's now (its recovery redoes it).
     // Still owned (its lease is being confirmed after a stall): tried again like any failure.
-    if (err instanceof Fenced && !this.owns(err.partition)) {
+    if ((err instanceof Fenced && !this.owns(err.partition)) || (partition !== undefined && !this.owns(partition))) {
       this.drop(key);
       return;
     }
@@ -43,7 +45,7 @@ export class RetryScheduler {
       w.job = job;
       if (w.timer) return;
     }
-    const entry = w ?? { timer: undefined, job, failures: 0 };
+    const entry = w ?? { timer: undefined, job, failures: 0, partition };
     entry.failures++;
     this.waiting.set(key, entry);
     const delay = Math.min(FIRST_DELAY * 2 ** (entry.failures - 1), MAX_DELAY);
@@ -57,6 +59,14 @@ export class RetryScheduler {
   private drop(key: string): void {
     clearTimeout(this.waiting.get(key)?.timer);
     this.waiting.delete(key);
+  }
+
+  /**
+   * The partition left this node, or was acquired again (whose recovery redoes all of it): its
+   * waiting work goes. Run later, it would load and drive invocations beside the recovery's.
+   */
+  forgetPartition(partition: number): void {
+    for (const [key, w] of this.waiting) if (w.partition === partition) this.drop(key);
   }
 
   stop(): void {
@@ -74,7 +84,8 @@ export class RetryScheduler {
         if (entry.failures > 1) this.log.info(`${key}: done after ${entry.failures} tries`);
       }
     } catch (err) {
-      this.later(key, err, entry.job);
+      // Dropped while it ran (its partition left or was acquired again): it is not tried again.
+      if (this.waiting.get(key) === entry) this.later(key, err, entry.job);
     }
   }
 }

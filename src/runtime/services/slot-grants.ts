@@ -47,7 +47,7 @@ export class SlotGrants {
   granted(ids: string[], partition: number, scope: string, at: number): void {
     for (const id of ids) {
       const start = () => this.start(id, partition, scope, at);
-      start().catch((err: unknown) => this.deps.retry.later(`invocation ${id}: start after it got a slot`, err, start));
+      start().catch((err: unknown) => this.deps.retry.later(`invocation ${id}: start after it got a slot`, err, start, partition));
     }
   }
 
@@ -103,7 +103,7 @@ export class SlotGrants {
         actors = this.asks.get(scope) ?? [];
         this.asks.delete(scope);
       }
-      for (const a of actors) this.deps.retry.later(`invocation ${a.id}: ask its scope for a slot`, err, () => this.resume(a.id));
+      for (const a of actors) this.deps.retry.later(`invocation ${a.id}: ask its scope for a slot`, err, () => this.resume(a.id), partition);
     }
   }
 

@@ -48,6 +48,7 @@ import {
 } from '../types.js';
 import { storeMetrics } from '../../telemetry/metrics.js';
 import { partitionKey, partitionRange, planTransition, storedPartitionKey, type KeyRange, type Plan } from './plan.js';
+import { Positions } from './positions.js';
 import { decodeTuple, hasHashedPart, HashedPart, tupleKey, type KeyPart, type StoredKey } from './tuple.js';
 
 type Table = Database<Buffer, Buffer>;
@@ -68,6 +69,7 @@ interface PendingWrite {
 
 export class EmbeddedStore implements Store {
   private pending: PendingWrite[] = [];
+  private readonly positions = new Positions();
   private readonly metrics = storeMetrics('embedded');
 
   private constructor(
@@ -129,9 +131,11 @@ export class EmbeddedStore implements Store {
       });
     } catch (err) {
       // The transaction was aborted: nothing of this group is stored.
+      this.positions.drop();
       for (const w of batch) w.reject(err);
       return;
     }
+    this.positions.keep();
     const durableAt = performance.now();
     this.metrics.groupCommitSize.observe(batch.length);
     for (const w of batch) {
@@ -148,9 +152,10 @@ export class EmbeddedStore implements Store {
    * appends to one journal follow each other.
    */
   private apply(t: Transition, plan: Plan): void {
+    const p = t.partition;
     const lengths = new Map<string, number>(plan.deletes.map((d) => [d.id, 0]));
     plan.appends.forEach((append, i) => {
-      const length = lengths.get(append.id) ?? this.lengthOf(append.range);
+      const length = lengths.get(append.id) ?? this.journalLengthIn(p, append.id, append.range);
       if (length !== append.at) throw new TransitionConflict(conflictMessage(t, i, length));
       lengths.set(append.id, length + append.entries.length);
     });
@@ -159,6 +164,9 @@ export class EmbeddedStore implements Store {
       const holds = expect.json === null ? stored === undefined : stored !== undefined && Buffer.compare(stored, expect.json) === 0;
       if (!holds) throw new TransitionConflict(recordConflictMessage(t, i));
     });
+    // Past the checks: this write goes in whole, staged with its transaction.
+    for (const d of plan.deletes) this.positions.forget(p, d.id);
+    for (const append of plan.appends) this.positions.stage(p, append.id, { journal: lengths.get(append.id)! });
     for (const d of plan.deletes) {
       this.remove('snapshots', d.snapshot);
       this.remove('active', d.active);
@@ -188,15 +196,29 @@ export class EmbeddedStore implements Store {
       if (rec.json === null) this.remove('records', rec.key.key);
       else this.put('records', rec.key, rec.json);
     }
-    for (const h of plan.history) this.appendHistory(t.partition, h.id, h.entries);
+    for (const h of plan.history) this.appendHistory(p, h.id, h.entries);
+    // Its next append, if any, is rare enough to read where it goes again.
+    for (const inv of plan.invocations) if (!inv.active) this.positions.forget(p, inv.id);
   }
 
   private appendHistory(partition: number, id: string, entries: Buffer[]): void {
     const range = partitionRange(partition, id);
-    const next = this.lastSeq(this.db.history, range) + 1;
+    const next = (this.positions.get(partition, id)?.history ?? this.lastSeq(this.db.history, range)) + 1;
     entries.forEach((json, i) => this.put('history', storedPartitionKey(partition, id, next + i), json));
+    this.positions.stage(partition, id, { history: next + entries.length - 1 });
     const keepFrom = next + entries.length - HISTORY_LIMIT;
     if (keepFrom > 0) this.removeRange('history', { start: range.start, end: partitionKey(partition, id, keepFrom) });
+  }
+
+  /**
+   * Inside the write transaction. A journal's entries are numbered from 0 without gaps (appends
+   * go at its length, deletes take all of it), so a journal without entry 0 is empty: one
+   * lookup instead of a cursor for a new invocation.
+   */
+  private journalLengthIn(partition: number, id: string, range: KeyRange): number {
+    const known = this.positions.get(partition, id)?.journal;
+    if (known !== undefined) return known;
+    return this.db.journal.get(partitionKey(partition, id, 0)) === undefined ? 0 : this.lengthOf(range);
   }
 
   private removeTimer(index: Buffer): void {

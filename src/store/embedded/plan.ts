@@ -21,7 +21,7 @@ export interface Plan {
   deletes: Array<{ id: string; snapshot: Buffer; active: Buffer; journal: KeyRange; history: KeyRange }>;
   /** `entries` are keyed from `at` on: they are only written once the length is `at`. */
   appends: Array<{ id: string; at: number; range: KeyRange; entries: Array<[StoredKey, Buffer]> }>;
-  invocations: Array<{ key: StoredKey; json: Buffer; active: boolean }>;
+  invocations: Array<{ id: string; key: StoredKey; json: Buffer; active: boolean }>;
   state: StatePlan[];
   timersRemove: Buffer[];
   timersAdd: Array<{ index: StoredKey; slot: StoredKey }>;
@@ -69,6 +69,7 @@ export function planTransition(t: Transition): Plan {
       entries: append.entries.map((entry, i): [StoredKey, Buffer] => [storedPartitionKey(p, append.id, append.at + i), encodeEntry(entry)]),
     })),
     invocations: (t.invocations ?? []).map((inv) => ({
+      id: inv.id,
       key: storedPartitionKey(p, inv.id),
       json: json(inv.snapshot, `snapshot of ${inv.id}`),
       active: inv.active,

@@ -2,6 +2,10 @@
 // writes (so two adds running at once would lose an update), and counts how often an exclusive
 // handler of a key started while another invocation of the key was still inside one. A ctx.run
 // may run again after a crash (its result was not stored yet), so the check is by invocation id.
+// An 'enter' of an invocation whose 'exit' already ran is counted apart, as a stale attempt: a
+// node paused mid-write (SIGSTOP) delivers the Start it had written before the pause only when it
+// wakes, after the partition's new owner ran the invocation to its end; the SDK runs the step
+// again then (ctx.run closures are at least once), but nothing of that attempt can be stored.
 //
 // Served by serve.mjs (READY/COUNTS ports on stdout; HTTP1=1 for request/response).
 import * as restate from '@restatedev/restate-sdk';
@@ -9,6 +13,7 @@ import { counters, serve } from './serve.mjs';
 
 const { counts, bump } = counters();
 const holders = {};
+const exited = new Set();
 
 const counter = restate.object({
   name: 'Counter',
@@ -17,6 +22,7 @@ const counter = restate.object({
       const key = ctx.key;
       const id = ctx.request().id;
       await ctx.run('enter', () => {
+        if (exited.has(id)) return void bump(`stale:${key}`);
         if (holders[key] !== undefined && holders[key] !== id) bump(`overlaps:${key}`);
         holders[key] = id;
       });
@@ -25,6 +31,7 @@ const counter = restate.object({
       ctx.set('count', current + (delta ?? 1));
       await ctx.run('exit', () => {
         if (holders[key] === id) delete holders[key];
+        exited.add(id);
         bump(`adds:${key}`);
       });
       return current + (delta ?? 1);
