@@ -24,11 +24,12 @@ function flaky(failures: number, during?: () => void) {
   return job;
 }
 
-test('a failed job is tried again until it succeeds', async (t) => {
+test('a failed job is tried again until it succeeds, and not after', async (t) => {
   const retry = new RetryScheduler(log);
-  const job = flaky(2);
+  const job = flaky(1);
   retry.later('k', new Error('first'), job.run, 3);
-  await sleep(100 + 200 + 150);
+  // Tries at 100 ms (fails) and 300 ms (succeeds); a third would come at 700 ms.
+  await sleep(100 + 200 + 400 + 150);
   t.is(job.runs, 2);
   retry.stop();
 });

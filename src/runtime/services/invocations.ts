@@ -224,11 +224,11 @@ export class Invocations {
       if (out.state === 'missing') return undefined;
       // Back here meanwhile: the local completion answers (once the store lets it load).
       if (this.deps.placement.owns(this.deps.actors.partitionOf(id))) {
-        const local = await this.attach(id).then(
-          (done) => ({ done }),
-          () => undefined,
-        );
-        if (local) return local.done;
+        try {
+          return await this.attach(id);
+        } catch {
+          // The store is away: read again after the pause.
+        }
       }
       await new Promise((r) => setTimeout(r, ELSEWHERE_POLL_MS));
     }
