@@ -1,7 +1,8 @@
 /**
  * State written by an exclusive handler is visible as soon as the command arrives, not only at
- * the handler's next durable step (as in Restate): while the handler waits on an awakeable,
- * a shared handler, the `state` table and `sys_journal` all show the new value.
+ * the handler's next durable step (as in Restate): while the handler waits on an awakeable or
+ * a long `ctx.run`, a shared handler, the `state` table and `sys_journal` all show the new value
+ * (and the Run command).
  */
 import anyTest, { type TestFn } from 'ava';
 import { awaitPublished } from '../support/context.js';
@@ -35,5 +36,23 @@ for (const store of storeKinds) {
     t.is(result.statusCode, 200);
     t.deepEqual(JSON.parse(result.body), { resolvedWith: 'go' });
     await waitFor(async () => (await stack.ingress.post(`restate/call/Counter/${key}/get`, { json: null })).body === '42', 5_000);
+  });
+}
+
+for (const store of storeKinds) {
+  test(`${store}: a value set before a long ctx.run, and the Run command, are visible while the run works`, async (t) => {
+    const stack = t.context[store]!;
+    const key = `run-${store}`;
+    const sent = await stack.ingress.post(`restate/send/Counter/${key}/setThenRun`, { json: { count: 7 } });
+    t.is(sent.statusCode, 202);
+    const invocationId = (JSON.parse(sent.body) as { invocationId: string }).invocationId;
+    const entries = async () => (await sqlRows(stack.admin, `SELECT entry_type FROM sys_journal WHERE id = '${invocationId}' ORDER BY index`)).map((r) => r['entry_type']);
+    await waitFor(async () => (await entries()).includes('Command: Run'), 2_000);
+    t.deepEqual(await entries(), ['Command: Input', 'Command: SetState', 'Command: Run']);
+    t.is((await stack.ingress.post(`restate/call/Counter/${key}/get`, { json: null })).body, '7');
+    const [status] = await sqlRows(stack.admin, `SELECT status FROM sys_invocation WHERE id = '${invocationId}'`);
+    t.is(status?.['status'], 'running', 'the run still works');
+    const result = await stack.ingress.get(`restate/attach/${invocationId}`);
+    t.is(result.body, '"ran"');
   });
 }

@@ -294,6 +294,15 @@ export function storeContract(name: string, open: () => Promise<StoreFixture>): 
     t.is(await store.journalLength(0, 'x'), 0);
     await store.commit({ partition: 0, journal: [{ id: 'x', at: 0, entries: [entry(2)] }] });
     t.deepEqual((await store.readJournal(0, 'x')).map((e) => e.type), [2]);
+    // A journal or a timer of an id is not an invocation: only a snapshot is.
+    await store.commit({ partition: 0, timersAdd: [{ key: 'expire|x', dueAt: 5 }, { key: 'sleep|y|1', dueAt: 6 }] });
+    t.deepEqual(await store.listInvocations(0), ['y']);
+    // deleteInvocations leaves timers to timersRemove.
+    await store.commit({ partition: 0, deleteInvocations: ['y'] });
+    t.deepEqual(await store.listInvocations(0), []);
+    t.deepEqual((await store.dueTimers(0, 10, 10)).map((timer) => timer.key), ['expire|x', 'sleep|y|1']);
+    await store.commit({ partition: 0, timersRemove: ['sleep|y|1', 'expire|x'] });
+    t.deepEqual(await store.dueTimers(0, 10, 10), []);
   });
 
   it('history appends keep order, per invocation and partition', async (t, store) => {

@@ -5,6 +5,7 @@ import test from 'ava';
 import { EmbeddedStore } from '../../src/store/embedded/embedded-store.js';
 import { open } from 'lmdb';
 import { decodeTuple, hasHashedPart, MAX_KEY_BYTES, prefixRange, storedKey, tupleKey } from '../../src/store/embedded/tuple.js';
+import { encodeEntry } from '../../src/store/codec.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';
 import { storeContract } from './contract.js';
@@ -91,5 +92,63 @@ test('removing hashed keys leaves no originals behind', async (t) => {
   await store.commit({ partition: 1, state: [{ service: 'Obj', key, ops: [{ op: 'clearAll' }] }], records: [{ kind: 'object', key, value: null }] });
   await store.close();
   t.is(await count(), 0);
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('a store written in layout 1 is moved to layout 2 when it opens, and reads the same', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'redstate-embedded-'));
+  const json = (value: unknown) => Buffer.from(JSON.stringify(value));
+  // Layout 1, as redstate wrote it before: a table per concern, timers indexed by key alone.
+  const root = open({ path: dir, maxDbs: 16 });
+  const table = (name: string) => root.openDB<Buffer, Buffer>({ name, encoding: 'binary', keyEncoding: 'binary' });
+  const slot = tupleKey(3, 5000, 'expire|inv-1');
+  await root.transaction(() => {
+    table('snapshots').putSync(tupleKey(3, 'inv-1'), json({ v: 1, value: 'completed' }));
+    table('snapshots').putSync(tupleKey(3, 'inv-2'), json({ v: 1, value: 'running' }));
+    table('active').putSync(tupleKey(3, 'inv-2'), Buffer.alloc(0));
+    table('journal').putSync(tupleKey(3, 'inv-1', 0), encodeEntry({ type: 0x400, payload: Uint8Array.of(1, 2) }));
+    table('journal').putSync(tupleKey(3, 'inv-1', 1), encodeEntry({ type: 0x401, payload: Uint8Array.of(3) }));
+    table('history').putSync(tupleKey(3, 'inv-1', 0), json({ from: null, event: 'xstate.init', to: 'running', at: 1, attempt: 0 }));
+    table('timers').putSync(slot, Buffer.alloc(0));
+    table('timerIndex').putSync(tupleKey(3, 'expire|inv-1'), slot);
+    table('timers').putSync(tupleKey(3, 6000, 'plain'), Buffer.alloc(0));
+    table('timerIndex').putSync(tupleKey(3, 'plain'), tupleKey(3, 6000, 'plain'));
+  });
+  await root.close();
+
+  let store = await EmbeddedStore.open(dir);
+  const read = async () => ({
+    ids: await store.listInvocations(3),
+    active: await store.activeInvocations(3),
+    snapshot: await store.loadInvocation(3, 'inv-1'),
+    journal: (await store.readJournal(3, 'inv-1')).map(({ type, payload }) => ({ type, payload: [...payload] })),
+    length: await store.journalLength(3, 'inv-1'),
+    history: await store.readHistory(3, 'inv-1'),
+    timers: await store.dueTimers(3, 10_000, 10),
+  });
+  const expected = {
+    ids: ['inv-1', 'inv-2'],
+    active: ['inv-2'],
+    snapshot: { v: 1, value: 'completed' },
+    journal: [{ type: 0x400, payload: [1, 2] }, { type: 0x401, payload: [3] }],
+    length: 2,
+    history: [{ from: null, event: 'xstate.init', to: 'running', at: 1, attempt: 0 }],
+    timers: [{ key: 'expire|inv-1', dueAt: 5000 }, { key: 'plain', dueAt: 6000 }],
+  };
+  t.deepEqual(await read(), expected);
+  await store.close();
+  store = await EmbeddedStore.open(dir);
+  t.deepEqual(await read(), expected, 'opened again: moved once, read the same');
+  // The moved timer index still finds both timers' slots.
+  await store.commit({ partition: 3, timersRemove: ['expire|inv-1', 'plain'], journal: [{ id: 'inv-1', at: 2, entries: [{ type: 0x402, payload: Uint8Array.of(4) }] }] });
+  t.deepEqual(await store.dueTimers(3, 10_000, 10), []);
+  t.is(await store.journalLength(3, 'inv-1'), 3);
+  await store.close();
+
+  const after = open({ path: dir, maxDbs: 16 });
+  for (const name of ['snapshots', 'journal', 'history', 'timerIndex']) t.is(after.openDB({ name, encoding: 'binary', keyEncoding: 'binary' }).getKeysCount(), 0, `${name} is empty`);
+  after.openDB({ name: 'meta', encoding: 'binary', keyEncoding: 'binary' }).putSync(tupleKey('layout'), Buffer.from('3'));
+  await after.close();
+  await t.throwsAsync(EmbeddedStore.open(dir), { message: /has layout 3; this redstate reads layout 2/ });
   await rm(dir, { recursive: true, force: true });
 });

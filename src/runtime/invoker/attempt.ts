@@ -9,11 +9,12 @@
  * stream to the invocation's machine.
  *
  * A batch goes to the queue at once, except one of commands that owe the SDK no answer (state
- * writes, output): the SDK goes on without waiting, so its next frames, usually Output and End,
- * are a moment away. Such a batch waits for them up to LINGER_MS, so a handler that writes state
- * and returns is one commit, not two (one fsync less on each key's serial chain). Readers of the
- * key's state never miss the held writes (store/held-writes.ts), and a handler that then waits
- * (an awakeable) has them stored within LINGER_MS.
+ * writes, output, a Run command): the SDK goes on without waiting, so its next frames, usually
+ * Output and End or the run's proposed result, are a moment away. Such a batch waits for them up
+ * to LINGER_MS, so a handler that writes state and returns is one commit, not two (one fsync less
+ * on each key's serial chain), and a `ctx.run` is one commit, not two. Readers of the key's state
+ * never miss the held writes (store/held-writes.ts), and a handler that then waits (an awakeable,
+ * a long `ctx.run`) has them stored within LINGER_MS.
  */
 import { storedService } from '../kernel/state-owner.js';
 import { encodeFrame, FrameDecoder, type Frame } from '../../protocol/framing.js';
@@ -75,6 +76,7 @@ const QUIET = new Set<number>([
   MessageType.GetEagerStateCommand,
   MessageType.GetEagerStateKeysCommand,
   MessageType.OutputCommand,
+  MessageType.RunCommand,
 ]);
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));

@@ -5,25 +5,29 @@
  * Commits are durable when they resolve; the commits of one event-loop turn share one
  * synchronous write transaction (see `write`).
  *
- *   snapshots   (p, id)                    -> snapshot JSON
+ *   invocations (p, id)                    -> snapshot JSON
+ *               (p, id, 1, index)          -> journal entry: 2-byte BE type + payload
+ *               (p, id, 2, seq)            -> history entry JSON  seq grows forever; the
+ *                                                                 oldest go past HISTORY_LIMIT
+ *               (p, id, 3, timer key)      -> timers key  the index of the invocation's timers
  *   active      (p, id)                    -> empty
- *   journal     (p, id, index)             -> 2-byte BE type + payload
- *   history     (p, id, seq)               -> history entry JSON   seq grows forever; the
- *                                                                  oldest go past HISTORY_LIMIT
  *   state       (p, service, key, field)   -> value bytes
  *   timers      (p, dueAt, key)            -> empty       ordered scan for due timers
- *   timerIndex  (p, key)                   -> timers key  finds a timer's slot to move/remove it
+ *   timerIndex  (p, key)                   -> timers key  the index of timers of no invocation
  *   outbox      (p, id)                    -> body JSON
  *   records     (p, kind, key)             -> value JSON
  *   meta        ('registry')               -> registry JSON
+ *               ('layout')                 -> this layout's number (./layout.ts)
  *   originals   (table, SHA-256 of a key)  -> the key's unhashed encoding, for keys with a
  *                                             hashed part (./tuple.ts: object and state keys
  *                                             longer than LMDB's key limit)
+ *
+ * An invocation's keys sort side by side (./plan.ts `invocationKey` says why).
  */
 import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type RootDatabase } from 'lmdb';
 import {
   bytesOf,
   checkJournalIndex,
@@ -47,15 +51,12 @@ import {
   type Transition,
 } from '../types.js';
 import { storeMetrics } from '../../telemetry/metrics.js';
-import { partitionKey, partitionRange, planTransition, storedPartitionKey, type KeyRange, type Plan } from './plan.js';
+import { upgradeLayout, LAYOUT_TABLES_BEFORE } from './layout.js';
+import { invocationKey, isSnapshotKey, partitionKey, partitionRange, planTransition, type KeyRange, type Plan, type TimerIndexKey } from './plan.js';
 import { Positions } from './positions.js';
+import { TABLES, type TableName, type Tables } from './tables.js';
 import { decodeTuple, hasHashedPart, HashedPart, tupleKey, type KeyPart, type StoredKey } from './tuple.js';
 
-type Table = Database<Buffer, Buffer>;
-
-const TABLES = ['snapshots', 'active', 'journal', 'history', 'state', 'timers', 'timerIndex', 'outbox', 'records', 'meta', 'originals'] as const;
-type TableName = (typeof TABLES)[number];
-type Tables = Record<TableName, Table>;
 
 const EMPTY = Buffer.alloc(0);
 
@@ -83,10 +84,17 @@ export class EmbeddedStore implements Store {
     await mkdir(path, { recursive: true });
     // Defaults keep every commit durable: no noSync / noMetaSync / useWritemap. noSubdir is
     // explicit because lmdb-js guesses "file" for paths that look like they have an extension.
-    const root = open({ path, noSubdir: false, maxDbs: TABLES.length + 2 });
+    const root = open({ path, noSubdir: false, maxDbs: TABLES.length + LAYOUT_TABLES_BEFORE.length + 2 });
     const db = {} as Tables;
     for (const name of TABLES) db[name] = root.openDB<Buffer, Buffer>({ name, encoding: 'binary', keyEncoding: 'binary' });
     const store = new EmbeddedStore(root, db, { backend: 'embedded', location: path, warnings: [] });
+    upgradeLayout(root, path, {
+      db,
+      put: (table, key, value) => store.put(table, key, value),
+      remove: (table, key) => store.remove(table, key),
+      partsOf: (table, key) => store.partsOf(table, key),
+      forgetOriginal: (table, key) => db.originals.removeSync(originalsKey(table, key)),
+    });
     store.metrics.connected.set(1);
     return store;
   }
@@ -172,14 +180,14 @@ export class EmbeddedStore implements Store {
     for (const d of plan.deletes) this.positions.forget(p, d.id);
     for (const append of plan.appends) this.positions.stage(p, append.id, { journal: lengths.get(append.id)! });
     for (const d of plan.deletes) {
-      this.remove('snapshots', d.snapshot);
+      this.remove('invocations', d.snapshot);
       this.remove('active', d.active);
-      this.removeRange('journal', d.journal);
-      this.removeRange('history', d.history);
+      this.removeRange('invocations', d.journal);
+      this.removeRange('invocations', d.history);
     }
-    for (const append of plan.appends) for (const [key, entry] of append.entries) this.put('journal', key, entry);
+    for (const append of plan.appends) for (const [key, entry] of append.entries) this.put('invocations', key, entry);
     for (const inv of plan.invocations) {
-      this.put('snapshots', inv.key, inv.json);
+      this.put('invocations', inv.key, inv.json);
       if (inv.active) this.put('active', inv.key, EMPTY);
       else this.remove('active', inv.key.key);
     }
@@ -190,9 +198,9 @@ export class EmbeddedStore implements Store {
     }
     for (const index of plan.timersRemove) this.removeTimer(index);
     for (const timer of plan.timersAdd) {
-      this.removeTimer(timer.index.key);
+      this.removeTimer(timer.index);
       this.put('timers', timer.slot, EMPTY);
-      this.put('timerIndex', timer.index, timer.slot.key);
+      this.put(timer.index.table, timer.index.key, timer.slot.key);
     }
     for (const key of plan.outboxRemove) this.remove('outbox', key);
     for (const msg of plan.outboxAdd) this.put('outbox', msg.key, msg.json);
@@ -206,12 +214,12 @@ export class EmbeddedStore implements Store {
   }
 
   private appendHistory(partition: number, id: string, entries: Buffer[]): void {
-    const range = partitionRange(partition, id);
-    const next = (this.positions.get(partition, id)?.history ?? this.lastSeq(this.db.history, range)) + 1;
-    entries.forEach((json, i) => this.put('history', storedPartitionKey(partition, id, next + i), json));
+    const range = invocationKey.historyRange(partition, id);
+    const next = (this.positions.get(partition, id)?.history ?? this.lastSeq(range)) + 1;
+    entries.forEach((json, i) => this.put('invocations', invocationKey.history(partition, id, next + i), json));
     this.positions.stage(partition, id, { history: next + entries.length - 1 });
     const keepFrom = next + entries.length - HISTORY_LIMIT;
-    if (keepFrom > 0) this.removeRange('history', { start: range.start, end: partitionKey(partition, id, keepFrom) });
+    if (keepFrom > 0) this.removeRange('invocations', { start: range.start, end: invocationKey.history(partition, id, keepFrom).key });
   }
 
   /**
@@ -222,14 +230,14 @@ export class EmbeddedStore implements Store {
   private journalLengthIn(partition: number, id: string, range: KeyRange): number {
     const known = this.positions.get(partition, id)?.journal;
     if (known !== undefined) return known;
-    return this.db.journal.get(partitionKey(partition, id, 0)) === undefined ? 0 : this.lengthOf(range);
+    return this.db.invocations.get(invocationKey.journal(partition, id, 0).key) === undefined ? 0 : this.lengthOf(range);
   }
 
-  private removeTimer(index: Buffer): void {
-    const slot = this.db.timerIndex.get(index);
+  private removeTimer(index: TimerIndexKey): void {
+    const slot = this.db[index.table].get(index.key.key);
     if (slot === undefined) return;
     this.remove('timers', slot);
-    this.remove('timerIndex', index);
+    this.remove(index.table, index.key.key);
   }
 
   /** Writes `value` under `key`, and the key's original beside it when a part is hashed. */
@@ -248,7 +256,7 @@ export class EmbeddedStore implements Store {
   }
 
   /** The parts of a stored key, read from its original when a part is hashed. */
-  private partsOf(table: TableName, key: Buffer): KeyPart[] {
+  private partsOf(table: string, key: Buffer): KeyPart[] {
     const parts = decodeTuple(key);
     if (!parts.some((part) => part instanceof HashedPart)) return parts as KeyPart[];
     const original = this.db.originals.get(originalsKey(table, key));
@@ -257,12 +265,12 @@ export class EmbeddedStore implements Store {
   }
 
   private lengthOf(range: KeyRange): number {
-    return this.lastSeq(this.db.journal, range) + 1;
+    return this.lastSeq(range) + 1;
   }
 
-  /** The last number of the keys `(…, n)` in `range`, or -1 when there is none. */
-  private lastSeq(table: Table, range: KeyRange): number {
-    for (const key of table.getKeys({ start: range.end, end: range.start, reverse: true, limit: 1 })) {
+  /** The last number of the keys `(…, n)` of table `invocations` in `range`, or -1 when there is none. */
+  private lastSeq(range: KeyRange): number {
+    for (const key of this.db.invocations.getKeys({ start: range.end, end: range.start, reverse: true, limit: 1 })) {
       return decodeTuple(key).at(-1) as number;
     }
     return -1;
@@ -272,30 +280,50 @@ export class EmbeddedStore implements Store {
   async ping(): Promise<void> {}
 
   async loadInvocation(partition: number, id: string): Promise<unknown | undefined> {
-    const json = this.db.snapshots.get(partitionKey(partition, id));
+    const json = this.db.invocations.get(invocationKey.snapshot(partition, id).key);
     return json === undefined ? undefined : decodeJson(json);
   }
 
+  /**
+   * Steps from one invocation's keys to the next instead of reading its journal and history:
+   * one positioned read per invocation.
+   */
   async listInvocations(partition: number): Promise<string[]> {
-    return this.idsIn('snapshots', partition);
+    const ids: string[] = [];
+    let { start } = partitionRange(partition);
+    const { end } = partitionRange(partition);
+    let hashed = false;
+    for (;;) {
+      const [key] = this.db.invocations.getKeys({ start, end, limit: 1 });
+      if (key === undefined) break;
+      const parts = this.partsOf('invocations', key);
+      const id = parts[1] as string;
+      // An invocation deleted with timers still indexed has keys but no snapshot.
+      if (isSnapshotKey(parts)) {
+        ids.push(id);
+        hashed ||= hasHashedPart(key);
+      }
+      start = partitionRange(partition, id).end;
+    }
+    return hashed ? sortedUtf8(ids) : ids;
   }
 
   async activeInvocations(partition: number): Promise<string[]> {
-    return this.idsIn('active', partition);
+    return this.keysIn('active', partitionRange(partition), 1);
   }
 
   async readJournal(partition: number, id: string, from = 0): Promise<JournalEntry[]> {
     checkJournalIndex(from);
-    const { end } = partitionRange(partition, id);
-    return [...this.db.journal.getRange({ start: partitionKey(partition, id, from), end })].map(({ value }) => decodeEntry(value));
+    const { end } = invocationKey.journalRange(partition, id);
+    return [...this.db.invocations.getRange({ start: invocationKey.journal(partition, id, from).key, end })].map(({ value }) => decodeEntry(value));
   }
 
   async journalLength(partition: number, id: string): Promise<number> {
-    return this.lengthOf(partitionRange(partition, id));
+    return this.lengthOf(invocationKey.journalRange(partition, id));
   }
 
   async readHistory(partition: number, id: string): Promise<HistoryEntry[]> {
-    return [...this.db.history.getRange(partitionRange(partition, id))].map(({ value }) => decodeJson(value) as HistoryEntry);
+    return [...this.db.invocations.getRange(invocationKey.historyRange(partition, id))].map(({ value }) => decodeJson(value) as HistoryEntry);
   }
 
   async readState(partition: number, service: string, key: string): Promise<Map<string, Uint8Array>> {
@@ -354,10 +382,6 @@ export class EmbeddedStore implements Store {
     await this.root.close();
   }
 
-  private idsIn(table: 'snapshots' | 'active', partition: number): string[] {
-    return this.keysIn(table, partitionRange(partition), 1);
-  }
-
   /**
    * Part `at` of every key in the range, sorted bytewise on UTF-8 like the Redis store's
    * lists; only hashed keys can be out of that order.
@@ -378,6 +402,6 @@ export class EmbeddedStore implements Store {
 }
 
 /** Where the original of a hashed key of `table` is kept. */
-function originalsKey(table: TableName, key: Buffer): Buffer {
+function originalsKey(table: string, key: Buffer): Buffer {
   return Buffer.concat([Buffer.from(table), Buffer.of(0), createHash('sha256').update(key).digest()]);
 }

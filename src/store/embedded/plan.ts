@@ -17,14 +17,20 @@ export type StatePlan =
   | { kind: 'clear'; key: Buffer }
   | { kind: 'clearAll'; range: KeyRange };
 
+/** Where a timer's index entry lives: beside its invocation when its key names one (`ownerOf`). */
+export interface TimerIndexKey {
+  table: 'invocations' | 'timerIndex';
+  key: StoredKey;
+}
+
 export interface Plan {
   deletes: Array<{ id: string; snapshot: Buffer; active: Buffer; journal: KeyRange; history: KeyRange }>;
   /** `entries` are keyed from `at` on: they are only written once the length is `at`. */
   appends: Array<{ id: string; at: number; range: KeyRange; entries: Array<[StoredKey, Buffer]> }>;
   invocations: Array<{ id: string; key: StoredKey; json: Buffer; active: boolean }>;
   state: StatePlan[];
-  timersRemove: Buffer[];
-  timersAdd: Array<{ index: StoredKey; slot: StoredKey }>;
+  timersRemove: TimerIndexKey[];
+  timersAdd: Array<{ index: TimerIndexKey; slot: StoredKey }>;
   outboxRemove: Buffer[];
   outboxAdd: Array<{ key: StoredKey; json: Buffer }>;
   records: Array<{ key: StoredKey; json: Buffer | null }>;
@@ -51,6 +57,46 @@ export function partitionRange(p: number, ...parts: KeyPart[]): KeyRange {
   return prefixRange(p, ...parts);
 }
 
+/**
+ * Keys of table `invocations` after `(p, id)`, which is the snapshot's key. An invocation's
+ * snapshot, journal, history and timer index sort side by side, so that a commit touching one
+ * invocation dirties one or two B-tree leaves instead of one per table: in a synthetic group
+ * commit of 28 no-op calls' transitions over 20,000 stored invocations, this wrote 296 KiB
+ * instead of 767 KiB and took 2.4 ms instead of 5.0-8.9 ms (2 commits: 0.7 ms against 1.2 ms).
+ */
+const JOURNAL = 1;
+const HISTORY = 2;
+const TIMER = 3;
+
+export const invocationKey = {
+  snapshot: (p: number, id: string) => storedPartitionKey(p, id),
+  journal: (p: number, id: string, index: number) => storedPartitionKey(p, id, JOURNAL, index),
+  journalRange: (p: number, id: string) => partitionRange(p, id, JOURNAL),
+  history: (p: number, id: string, seq: number) => storedPartitionKey(p, id, HISTORY, seq),
+  historyRange: (p: number, id: string) => partitionRange(p, id, HISTORY),
+};
+
+/** The snapshot key is the only key of table `invocations` with two parts. */
+export function isSnapshotKey(parts: readonly unknown[]): boolean {
+  return parts.length === 2;
+}
+
+/**
+ * The invocation a timer belongs to: timer keys `purpose|owner…` name it (types.ts `Timer`).
+ * Only where the index entry is kept depends on it.
+ */
+function ownerOf(timerKey: string): string | undefined {
+  const owner = timerKey.split('|', 2)[1];
+  return owner ? owner : undefined;
+}
+
+export function timerIndexKey(p: number, timerKey: string): TimerIndexKey {
+  const owner = ownerOf(timerKey);
+  return owner === undefined
+    ? { table: 'timerIndex', key: storedPartitionKey(p, timerKey) }
+    : { table: 'invocations', key: storedPartitionKey(p, owner, TIMER, timerKey) };
+}
+
 export function planTransition(t: Transition): Plan {
   const p = t.partition;
   const json = (value: unknown, what: string) => Buffer.from(encodeJson(value, what), 'utf8');
@@ -59,18 +105,18 @@ export function planTransition(t: Transition): Plan {
       id,
       snapshot: partitionKey(p, id),
       active: partitionKey(p, id),
-      journal: partitionRange(p, id),
-      history: partitionRange(p, id),
+      journal: invocationKey.journalRange(p, id),
+      history: invocationKey.historyRange(p, id),
     })),
     appends: (t.journal ?? []).map((append) => ({
       id: append.id,
       at: append.at,
-      range: partitionRange(p, append.id),
-      entries: append.entries.map((entry, i): [StoredKey, Buffer] => [storedPartitionKey(p, append.id, append.at + i), encodeEntry(entry)]),
+      range: invocationKey.journalRange(p, append.id),
+      entries: append.entries.map((entry, i): [StoredKey, Buffer] => [invocationKey.journal(p, append.id, append.at + i), encodeEntry(entry)]),
     })),
     invocations: (t.invocations ?? []).map((inv) => ({
       id: inv.id,
-      key: storedPartitionKey(p, inv.id),
+      key: invocationKey.snapshot(p, inv.id),
       json: json(inv.snapshot, `snapshot of ${inv.id}`),
       active: inv.active,
     })),
@@ -81,9 +127,9 @@ export function planTransition(t: Transition): Plan {
         return { kind: 'clearAll', range: partitionRange(p, group.service, group.key) };
       }),
     ),
-    timersRemove: (t.timersRemove ?? []).map((key) => partitionKey(p, key)),
+    timersRemove: (t.timersRemove ?? []).map((key) => timerIndexKey(p, key)),
     timersAdd: (t.timersAdd ?? []).map((timer) => ({
-      index: storedPartitionKey(p, timer.key),
+      index: timerIndexKey(p, timer.key),
       slot: storedPartitionKey(p, timer.dueAt, timer.key),
     })),
     outboxRemove: (t.outboxRemove ?? []).map((id) => partitionKey(p, id)),

@@ -45,6 +45,11 @@ const counter = restate.object({
       bump(`awk:${tag}=${id}`);
       return { resolvedWith: await promise };
     },
+    // The value and the Run command are stored while the run's body still works (3 s).
+    setThenRun: async (ctx, { count }) => {
+      ctx.set('count', count);
+      return ctx.run('slow', () => new Promise((resolve) => setTimeout(() => resolve('ran'), 3000)));
+    },
   },
 });
 
