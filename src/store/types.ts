@@ -20,7 +20,11 @@ export interface JournalEntry {
 
 /** A durable timer: delivered to the runtime when `dueAt` (epoch ms) has passed. */
 export interface Timer {
-  /** Unique within its partition; the runtime encodes what the timer is for in it. */
+  /**
+   * Unique within its partition; the runtime encodes what the timer is for in it. A key of the
+   * form `purpose|owner…` names the invocation it belongs to: a store may keep the timer's index
+   * beside that invocation's data (the embedded store does), nothing else depends on it.
+   */
   key: string;
   dueAt: number;
 }

@@ -57,7 +57,6 @@ import { Positions } from './positions.js';
 import { TABLES, type TableName, type Tables } from './tables.js';
 import { decodeTuple, hasHashedPart, HashedPart, tupleKey, type KeyPart, type StoredKey } from './tuple.js';
 
-
 const EMPTY = Buffer.alloc(0);
 
 interface PendingWrite {

@@ -6,7 +6,7 @@
  * their tables are moved over in one write transaction when the store opens, so a crash during
  * the move leaves layout 1 whole and the next open moves it again.
  */
-import type { RootDatabase } from 'lmdb';
+import type { Database, RootDatabase } from 'lmdb';
 import { invocationKey, timerIndexKey } from './plan.js';
 import type { TableName, Tables } from './tables.js';
 import { tupleKey, hasHashedPart, type KeyPart, type StoredKey } from './tuple.js';
@@ -34,7 +34,10 @@ export function upgradeLayout(root: RootDatabase, path: string, target: LayoutTa
     if (found !== LAYOUT) throw new Error(`the embedded store in ${path} has layout ${found}; this redstate reads layout ${LAYOUT}`);
     return;
   }
-  const before = LAYOUT_TABLES_BEFORE.map((name) => ({ name, db: root.openDB<Buffer, Buffer>({ name, encoding: 'binary', keyEncoding: 'binary' }) }));
+  const before = LAYOUT_TABLES_BEFORE.flatMap((name) => {
+    const db = openIfThere(root, name);
+    return db ? [{ name, db }] : [];
+  });
   const newKey = {
     snapshots: ([p, id]: KeyPart[]) => invocationKey.snapshot(p as number, id as string),
     journal: ([p, id, index]: KeyPart[]) => invocationKey.journal(p as number, id as string, index as number),
@@ -46,7 +49,7 @@ export function upgradeLayout(root: RootDatabase, path: string, target: LayoutTa
         target.put('invocations', newKey[name](target.partsOf(name, key)), value);
         if (hasHashedPart(key)) target.forgetOriginal(name, key);
       }
-      db.clearSync();
+      db.dropSync();
     }
     for (const { key, value } of [...target.db.timerIndex.getRange({})]) {
       const [p, timerKey] = target.partsOf('timerIndex', key);
@@ -57,4 +60,12 @@ export function upgradeLayout(root: RootDatabase, path: string, target: LayoutTa
     }
     target.db.meta.putSync(LAYOUT_KEY, Buffer.from(String(LAYOUT), 'utf8'));
   });
+}
+
+/** Table `name`, or undefined where the files have none (a new store): nothing is created. */
+function openIfThere(root: RootDatabase, name: string): Database<Buffer, Buffer> | undefined {
+  // lmdb-js reads `create` and answers undefined for a missing table (open.js), though its
+  // types say neither.
+  const options = { name, encoding: 'binary' as const, keyEncoding: 'binary' as const, create: false };
+  return root.openDB<Buffer, Buffer>(options) as Database<Buffer, Buffer> | undefined;
 }
