@@ -96,10 +96,7 @@ test('removing hashed keys leaves no originals behind', async (t) => {
 });
 
 /** Options that open table `name` only if it exists: else undefined (lmdb-js; its types omit both). */
-const existing = (name: string) => {
-  const options = { name, create: false };
-  return options;
-};
+const existing = (name: string) => ({ name, create: false });
 
 test('a new store has only layout 2 tables', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'redstate-embedded-'));

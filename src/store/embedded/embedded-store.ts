@@ -289,8 +289,8 @@ export class EmbeddedStore implements Store {
    */
   async listInvocations(partition: number): Promise<string[]> {
     const ids: string[] = [];
-    let { start } = partitionRange(partition);
-    const { end } = partitionRange(partition);
+    const { end, start: first } = partitionRange(partition);
+    let start = first;
     let hashed = false;
     for (;;) {
       const [key] = this.db.invocations.getKeys({ start, end, limit: 1 });

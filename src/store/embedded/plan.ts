@@ -103,7 +103,7 @@ export function planTransition(t: Transition): Plan {
   return {
     deletes: (t.deleteInvocations ?? []).map((id) => ({
       id,
-      snapshot: partitionKey(p, id),
+      snapshot: invocationKey.snapshot(p, id).key,
       active: partitionKey(p, id),
       journal: invocationKey.journalRange(p, id),
       history: invocationKey.historyRange(p, id),
