@@ -1,6 +1,6 @@
 /**
  * The layering of design.md, checked on every `npm test`:
- *   main/server → ingress | admin | subscriptions → runtime | registry | query → store | protocol → telemetry,
+ *   main/server → ingress | admin | subscriptions → runtime | registry | query → model → store | protocol → telemetry,
  *   runtime.ts → runtime/services → runtime/invoker → runtime/kernel,
  *   machines/ pure (xstate only), no cycles anywhere.
  */
@@ -50,6 +50,27 @@ module.exports = {
       to: { path: '^src/', pathNot: ['^src/telemetry/', '^src/config\\.ts$'] },
     },
     {
+      name: 'model-is-the-floor-of-what-is-stored',
+      comment:
+        'src/model/ says what the runtime stores (persisted forms, ids, partitioning, state owners, timers) for every reader; it knows nothing of those who read or write it.',
+      severity: 'error',
+      from: { path: '^src/model/' },
+      to: { path: '^src/(runtime|registry|query|ingress|admin|subscriptions|cluster)/' },
+    },
+    {
+      name: 'store-below-the-model',
+      severity: 'error',
+      from: { path: '^src/(store|protocol)/' },
+      to: { path: '^src/model/' },
+    },
+    {
+      name: 'readers-do-not-reach-into-the-runtime',
+      comment: 'outside src/runtime/, the runtime is runtime.ts and types.ts; what it stores is read through src/model/.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/runtime/' },
+      to: { path: '^src/runtime/(kernel|invoker|services)/' },
+    },
+    {
       name: 'registry-below-runtime',
       severity: 'error',
       from: { path: '^src/registry/' },
@@ -79,20 +100,6 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: ['^src/subscriptions/', '^src/server\\.ts$'] },
       to: { path: '^src/subscriptions/' },
-    },
-    {
-      name: 'subscriptions-see-the-runtime-through-its-face',
-      comment: 'subscriptions create invocations through runtime.ts (invoke, attach); the serial queue is a plain helper.',
-      severity: 'error',
-      from: { path: '^src/subscriptions/' },
-      to: { path: '^src/runtime/(invoker|services)/|^src/runtime/kernel/(?!serial-queue\\.ts$)' },
-    },
-    {
-      name: 'outside-sees-the-runtime-through-its-face',
-      comment: 'the HTTP layers use runtime.ts and the runtime shared types, not its inner services.',
-      severity: 'error',
-      from: { path: '^src/(ingress|admin)/' },
-      to: { path: '^src/runtime/(invoker|services)/' },
     },
   ],
   options: {

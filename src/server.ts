@@ -36,7 +36,7 @@ import { claimDataDir } from './data-dir.js';
 import { ClusterNode } from './cluster/cluster-node.js';
 import { rpcHandler } from './cluster/peers.js';
 import { hostname } from 'node:os';
-import type { Recovered } from './runtime/services/recovery.js';
+import type { Recovered } from './runtime/types.js';
 
 export interface RunningServer {
   ingressPort: number;

@@ -16,7 +16,7 @@ import type { Context } from 'koa';
 import type Router from '@koa/router';
 import { IngressError } from '../errors.js';
 import { IdError, parseInvocationId } from '../protocol/ids.js';
-import { idempotentInvocationId, workflowRunId } from '../runtime/kernel/ids.js';
+import { idempotentInvocationId, workflowRunId } from '../model/ids.js';
 import { answerAttach, answerOutput } from './answers.js';
 import type { IngressDeps } from './deps.js';
 import { methodNotAllowed, notFound } from './errors.js';

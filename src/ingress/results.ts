@@ -6,7 +6,7 @@
 import type { Context } from 'koa';
 import { IngressError } from '../errors.js';
 import type { Registry } from '../registry/registry.js';
-import type { CompletedInvocation } from '../runtime/types.js';
+import type { CompletedInvocation } from '../model/persisted.js';
 import { rfc3339Offset } from '../timestamps.js';
 
 

@@ -6,15 +6,17 @@
  */
 import { blockedOn, matchingBuckets, type LimiterContext } from '../../machines/limiter.js';
 import { partitionKeyOf } from '../protocol/ids.js';
-import { loadLimiter } from '../runtime/kernel/limiters.js';
-import { RecordKind } from '../runtime/kernel/persisted.js';
+import { limiterContextOf, readScopeLimiter, RecordKind } from '../model/persisted.js';
 import type { Store } from '../store/types.js';
 import type { Row } from './result.js';
 
 export async function limiterContexts(store: Store, partitions: number): Promise<LimiterContext[]> {
   const out: LimiterContext[] = [];
   for (let p = 0; p < partitions; p++) {
-    for (const scope of await store.listRecords(p, RecordKind.limiter)) out.push((await loadLimiter(store, p, scope)).snapshot.context);
+    for (const scope of await store.listRecords(p, RecordKind.limiter)) {
+      const { head, waiters } = await readScopeLimiter(store, p, scope);
+      if (head) out.push(limiterContextOf(head, waiters));
+    }
   }
   return out;
 }

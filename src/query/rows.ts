@@ -8,14 +8,13 @@
  * for `invoked_by_target` (plan.ts).
  */
 import type { Config } from '../config.js';
-import { parseInvocationId, partitionKeyOf } from '../protocol/ids.js';
+import { parseInvocationId } from '../protocol/ids.js';
 import type { Registry } from '../registry/registry.js';
 import { completionRetentionOf, type Deployment } from '../registry/types.js';
-import { readInvocation, RecordKind } from '../runtime/kernel/persisted.js';
+import { readInvocation, RecordKind, type PromiseRecord } from '../model/persisted.js';
 import { negotiatedVersion } from '../protocol/versions.js';
-import type { PromiseRecord } from '../runtime/invoker/commands/promise-records.js';
-import { partitionOf } from '../runtime/kernel/partitioning.js';
-import { splitStoredService, storedService } from '../runtime/kernel/state-owner.js';
+import { partitionOfId, partitionOfTarget, targetPartitionKey } from '../model/partitioning.js';
+import { splitStoredService, storedService } from '../model/state-owner.js';
 import type { HistoryEntry, JournalEntry, Store } from '../store/types.js';
 import type { RowSource } from './engine.js';
 import {
@@ -102,7 +101,7 @@ class StoreReader {
     if (!found) {
       let partition: number;
       try {
-        partition = partitionOf(parseInvocationId(id).partitionKey, this.deps.config.partitions);
+        partition = partitionOfId(id, this.deps.config.partitions);
       } catch {
         return Promise.resolve(undefined);
       }
@@ -186,7 +185,7 @@ async function stateOwners(reader: StoreReader, scan: TableScan, config: Config)
   const services = pinnedValues(scan, 'service_name');
   const keys = pinnedValues(scan, 'service_key');
   if (services && keys) {
-    return [...services].flatMap((service) => [...keys].map((key) => ({ partition: partitionOf(partitionKeyOf(key), config.partitions), service, key })));
+    return [...services].flatMap((service) => [...keys].map((key) => ({ partition: partitionOfTarget({ key }, config.partitions), service, key })));
   }
   const owners = new Map<string, { partition: number; service: string; key: string }>();
   const add = (partition: number, service: string, key: string) => {
@@ -239,7 +238,7 @@ async function stateRows(reader: StoreReader, scan: TableScan, deps: QuerySource
           text = undefined;
         }
         return {
-          partition_key: partitionKeyOf(scope ?? key),
+          partition_key: targetPartitionKey({ key, scope }),
           scope,
           service_name: service,
           service_key: key,
@@ -415,7 +414,7 @@ async function promiseRows(deps: QuerySources): Promise<Array<Record<string, unk
       const { service, scope } = splitStoredService(stored);
       const value = rec?.result && 'value' in rec.result ? Buffer.from(rec.result.value, 'base64') : undefined;
       rows.push({
-        partition_key: partitionKeyOf(scope ?? workflowKey),
+        partition_key: targetPartitionKey({ key: workflowKey, scope }),
         scope: scope ?? null,
         service_name: service,
         service_key: workflowKey,

@@ -15,7 +15,7 @@ import type { Registry } from '../registry/registry.js';
 import { HeldWrites } from '../store/held-writes.js';
 import type { Store } from '../store/types.js';
 import { vqueuePartitionKey } from '../registry/resource-id.js';
-import { partitionOf } from './kernel/partitioning.js';
+import { partitionOf, partitionOfTarget } from '../model/partitioning.js';
 import { Attempt } from './invoker/attempt.js';
 import { PromiseQueues } from './invoker/commands/promise-records.js';
 import { WAITING, type ActorPorts, type Committed, type InvocationActor } from './kernel/invocation-actor.js';
@@ -29,25 +29,15 @@ import { LockGrants } from './services/lock-grants.js';
 import { SlotGrants } from './services/slot-grants.js';
 import { flowRulesOf } from './services/flow-rules.js';
 import { operatorActions } from './services/operator.js';
-import { recover, recoverPartition, type Recovered, type RecoveryDeps } from './services/recovery.js';
+import { recover, recoverPartition, type RecoveryDeps } from './services/recovery.js';
 import { observeCommit } from './services/observe.js';
 import { RetryScheduler } from './services/retry.js';
 import { StateMutations, type StateMutation } from './services/state-mutations.js';
 import { fireTimer } from './services/timer-firing.js';
 import { TimerService } from './services/timer-arming.js';
-import {
-  everyPartition,
-  type CompletedInvocation,
-  type ForwardedOp,
-  type InvokeRequest,
-  type InvokeResult,
-  type Logger,
-  type OutputState,
-  type Placement,
-  SUBSCRIPTIONS_PARTITION,
-} from './types.js';
+import { everyPartition, type ForwardedOp, type InvokeRequest, type InvokeResult, type Logger, type OutputState, type Placement, type Recovered, SUBSCRIPTIONS_PARTITION } from './types.js';
+import type { CompletedInvocation } from '../model/persisted.js';
 import { Fenced, type OutboxMessage } from '../store/types.js';
-import { partitionKeyOf } from '../protocol/ids.js';
 import type { DeploymentChoice, Outcome, RestartOptions, Restarted } from './services/operator.js';
 
 type Operator = ReturnType<typeof operatorActions>;
@@ -231,7 +221,7 @@ export class Runtime {
 
   /** Admin `POST /services/{name}/state`: resolves once the mutation is stored (by the key's owner). */
   submitStateMutation(m: StateMutation): Promise<void> {
-    return this.at(partitionOf(partitionKeyOf(m.scope ?? m.key), this.config.partitions), 'submitStateMutation', [m]);
+    return this.at(partitionOfTarget(m, this.config.partitions), 'submitStateMutation', [m]);
   }
 
   /** The limit rules changed (admin): waiting invocations get what the new rules allow, at once. */

@@ -1,26 +1,15 @@
 /**
- * The runtime's shared vocabulary: what callers hand it (an invocation request), what it
- * answers (results), the persisted form of an invocation and the messages one commit leaves
- * for another invocation. Types only; the code that gives them meaning lives in kernel/,
- * invoker/ and services/.
+ * The runtime's face in types: what callers hand it (an invocation request), what it answers
+ * (results), and where each partition's work runs (`Placement`). What it stores is
+ * src/model/'s; the code that gives these meaning lives in kernel/, invoker/ and services/.
  */
-import type { Completion, Failure, InvocationContext, RetryPolicy, Target } from '../../machines/invocation.js';
+import type { RetryPolicy, Target } from '../../machines/invocation.js';
+import type { CompletedInvocation } from '../model/persisted.js';
+import type { Caller, Parent } from '../model/outbox.js';
 import type { Header } from '../protocol/messages.js';
 import type { JournalEntry } from '../store/types.js';
 
 export type { Logger } from '../telemetry/log.js';
-
-/** Who waits for an invocation's result: a call command of another invocation. */
-export interface Caller {
-  invocationId: string;
-  completionId: number;
-}
-
-/** The invocation whose handler called or sent another one: its lineage. */
-export interface Parent {
-  invocationId: string;
-  target: Target;
-}
 
 export interface InvokeRequest {
   target: Target;
@@ -66,65 +55,7 @@ export interface InvokeResult {
   previous: boolean;
 }
 
-export interface CompletedInvocation {
-  id: string;
-  target: Target;
-  completion: Completion;
-  completedAt: number;
-  /** When the completed invocation is purged (its retention ends): `idempotency-expires`. */
-  expiresAt: number;
-}
-
 export type OutputState = { state: 'missing' } | { state: 'pending' } | ({ state: 'completed' } & CompletedInvocation);
-
-/**
- * The JSON form of an invocation kept in the store (kernel/persisted.ts reads and upgrades
- * it): the machine's state value and context, versioned so that a later release can read it.
- */
-export interface PersistedInvocation {
-  v: 1;
-  value: string;
-  context: InvocationContext;
-}
-
-/**
- * Messages that one partition's commit records for another invocation (possibly in another
- * partition). They are delivered after the commit and removed once delivered; delivery is
- * idempotent, so recovery can re-drive an outbox after a crash (design.md, "Scaling past one
- * machine").
- */
-export type OutboxBody =
-  | {
-      kind: 'invoke';
-      invocationId: string;
-      target: Target;
-      /** base64 */
-      input: string;
-      headers: Header[];
-      caller?: Caller;
-      parent?: Parent;
-      executeAt?: number;
-      idempotencyKey?: string;
-    }
-  | {
-      /** A result for a waiting command (a call's result, a durable promise), for its journal. */
-      kind: 'complete';
-      /** The notification to store; a call's result (CallCompletion) when absent. */
-      notificationType?: number;
-      invocationId: string;
-      completionId: number;
-      value?: string;
-      failure?: Failure;
-    }
-  | {
-      kind: 'signal';
-      invocationId: string;
-      /** One of the two: a signal index (CANCEL, awakeables), or a named signal's name. */
-      signalId?: number;
-      signalName?: string;
-      value?: string;
-      failure?: Failure;
-    };
 
 /**
  * Which partitions this node owns (design.md, "Scaling past one machine"): only those have
@@ -172,4 +103,12 @@ export function everyPartition(partitions: number): Placement {
     owned: () => all,
     forward: (partition) => Promise.reject(new Error(`partition ${partition} has no other owner`)),
   };
+}
+
+/** What a recovery (start-up, or a partition acquired) found to do. */
+export interface Recovered {
+  resumed: number;
+  redelivered: number;
+  mutations: number;
+  attaches: number;
 }

@@ -19,13 +19,18 @@ export interface JournalEntry {
 }
 
 /** A durable timer: delivered to the runtime when `dueAt` (epoch ms) has passed. */
-export interface Timer {
-  /**
-   * Unique within its partition; the runtime encodes what the timer is for in it. A key of the
-   * form `purpose|owner…` names the invocation it belongs to: a store may keep the timer's index
-   * beside that invocation's data (the embedded store does), nothing else depends on it.
-   */
+/** Names a durable timer. */
+export interface TimerRef {
+  /** Unique within its partition; the runtime encodes what the timer is for in it (src/model/timers.ts). */
   key: string;
+  /**
+   * The invocation the timer belongs to, if any: a store may keep the timer's index beside that
+   * invocation's data (the embedded store does). Removing a timer names the same owner as adding it.
+   */
+  owner?: string;
+}
+
+export interface Timer extends TimerRef {
   dueAt: number;
 }
 
@@ -114,7 +119,7 @@ export interface Transition {
   journal?: JournalAppend[];
   state?: Array<{ service: string; key: string; ops: StateOp[] }>;
   timersAdd?: Timer[];
-  timersRemove?: string[];
+  timersRemove?: TimerRef[];
   outboxAdd?: OutboxMessage[];
   outboxRemove?: string[];
   records?: RecordWrite[];
@@ -262,7 +267,7 @@ export interface Store {
   readState(partition: number, service: string, key: string): Promise<Map<string, Uint8Array>>;
   readStateKey(partition: number, service: string, key: string, stateKey: string): Promise<Uint8Array | undefined>;
 
-  /** Timers due at or before `upTo`, earliest first (ties by key, bytewise on UTF-8). */
+  /** Timers due at or before `upTo`, earliest first (ties by key, bytewise on UTF-8); keys and times, not owners. */
   dueTimers(partition: number, upTo: number, limit: number): Promise<Timer[]>;
   /** The earliest timer of the partition, if any. */
   nextTimer(partition: number): Promise<Timer | undefined>;

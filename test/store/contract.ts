@@ -246,10 +246,10 @@ export function storeContract(name: string, open: () => Promise<StoreFixture>): 
     t.deepEqual(await store.dueTimers(1, 99, 10), []);
     t.deepEqual(await store.dueTimers(1, 1000, 0), []);
 
-    await store.commit({ partition: 1, timersRemove: ['a', 'missing'], timersAdd: [{ key: 'c', dueAt: 50 }] });
+    await store.commit({ partition: 1, timersRemove: [{ key: 'a' }, { key: 'missing' }], timersAdd: [{ key: 'c', dueAt: 50 }] });
     t.deepEqual((await store.dueTimers(1, 1e13, 10)).map((x) => [x.key, x.dueAt]), [['c', 50], ['b1', 200], ['b2', 200], ['z', 1e13]]);
     // Removal happens before addition, so remove + add of one key re-arms it.
-    await store.commit({ partition: 1, timersRemove: ['b1', 'b2', 'c', 'z'], timersAdd: [{ key: 'b1', dueAt: 7 }] });
+    await store.commit({ partition: 1, timersRemove: [{ key: 'b1' }, { key: 'b2' }, { key: 'c' }, { key: 'z' }], timersAdd: [{ key: 'b1', dueAt: 7 }] });
     t.deepEqual(await store.dueTimers(1, 1e13, 10), [{ key: 'b1', dueAt: 7 }]);
     t.deepEqual(await store.nextTimer(2), { key: 'other', dueAt: 1 });
   });
@@ -295,13 +295,13 @@ export function storeContract(name: string, open: () => Promise<StoreFixture>): 
     await store.commit({ partition: 0, journal: [{ id: 'x', at: 0, entries: [entry(2)] }] });
     t.deepEqual((await store.readJournal(0, 'x')).map((e) => e.type), [2]);
     // A journal or a timer of an id is not an invocation: only a snapshot is.
-    await store.commit({ partition: 0, timersAdd: [{ key: 'expire|x', dueAt: 5 }, { key: 'sleep|y|1', dueAt: 6 }] });
+    await store.commit({ partition: 0, timersAdd: [{ key: 'expire|x', owner: 'x', dueAt: 5 }, { key: 'sleep|y|1', owner: 'y', dueAt: 6 }] });
     t.deepEqual(await store.listInvocations(0), ['y']);
     // deleteInvocations leaves timers to timersRemove.
     await store.commit({ partition: 0, deleteInvocations: ['y'] });
     t.deepEqual(await store.listInvocations(0), []);
     t.deepEqual((await store.dueTimers(0, 10, 10)).map((timer) => timer.key), ['expire|x', 'sleep|y|1']);
-    await store.commit({ partition: 0, timersRemove: ['sleep|y|1', 'expire|x'] });
+    await store.commit({ partition: 0, timersRemove: [{ key: 'sleep|y|1', owner: 'y' }, { key: 'expire|x', owner: 'x' }] });
     t.deepEqual(await store.dueTimers(0, 10, 10), []);
   });
 
@@ -493,7 +493,7 @@ export function storeContract(name: string, open: () => Promise<StoreFixture>): 
         { service: 'Obj', key: objectKey, ops: [{ op: 'clear', key: field }] },
         { service: 'Obj', key: otherKey, ops: [{ op: 'clearAll' }] },
       ],
-      timersRemove: [`wake|${objectKey}`],
+      timersRemove: [{ key: `wake|${objectKey}` }],
       outboxRemove: [`m|${objectKey}`],
       records: [{ kind: 'object', key: record, value: null }],
     });

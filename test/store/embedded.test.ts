@@ -153,7 +153,7 @@ test('a store written in layout 1 is moved to layout 2 when it opens, and reads 
   store = await EmbeddedStore.open(dir);
   t.deepEqual(await read(), expected, 'opened again: moved once, read the same');
   // The moved timer index still finds both timers' slots.
-  await store.commit({ partition: 3, timersRemove: ['expire|inv-1', 'plain'], journal: [{ id: 'inv-1', at: 2, entries: [{ type: 0x402, payload: Uint8Array.of(4) }] }] });
+  await store.commit({ partition: 3, timersRemove: [{ key: 'expire|inv-1', owner: 'inv-1' }, { key: 'plain' }], journal: [{ id: 'inv-1', at: 2, entries: [{ type: 0x402, payload: Uint8Array.of(4) }] }] });
   t.deepEqual(await store.dueTimers(3, 10_000, 10), []);
   t.is(await store.journalLength(3, 'inv-1'), 3);
   await store.close();

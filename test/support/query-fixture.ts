@@ -27,7 +27,7 @@ import {
 import { QueryEngine } from '../../src/query/engine.js';
 import { Registry } from '../../src/registry/registry.js';
 import { registryDefaults, type Deployment, type ServiceMeta, type ServiceType } from '../../src/registry/types.js';
-import { partitionOf } from '../../src/runtime/kernel/partitioning.js';
+import { partitionOf } from '../../src/model/partitioning.js';
 import type { HistoryEntry, JournalEntry, Store } from '../../src/store/types.js';
 
 export const PARTITIONS = 4;

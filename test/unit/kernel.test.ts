@@ -15,9 +15,9 @@ import type { Store, Transition } from '../../src/store/types.js';
 import { InvocationActor, type ActorPorts, type AttemptHandle, type Committed } from '../../src/runtime/kernel/invocation-actor.js';
 import { ObjectLocks } from '../../src/runtime/kernel/object-keys.js';
 import { Limiters } from '../../src/runtime/kernel/limiters.js';
-import { objectRecordKey, readInvocation, readObjectKey, RecordKind } from '../../src/runtime/kernel/persisted.js';
-import { partitionOf } from '../../src/runtime/kernel/partitioning.js';
-import { timerKey } from '../../src/runtime/kernel/timer-keys.js';
+import { objectRecordKey, readInvocation, readObjectKey, RecordKind } from '../../src/model/persisted.js';
+import { partitionOf } from '../../src/model/partitioning.js';
+import { timerOf } from '../../src/model/timers.js';
 
 const PARTITIONS = 24;
 
@@ -115,7 +115,7 @@ test('completing a called invocation writes the result for its caller and the ex
 
   const outbox = await store.outbox(partition);
   t.deepEqual(outbox, [{ id: `${i.id}:result`, body: { kind: 'complete', invocationId: 'inv_caller', completionId: 3, value: Buffer.from('"done"').toString('base64') } }]);
-  t.deepEqual(await store.dueTimers(partition, Number.MAX_SAFE_INTEGER, 10), [{ key: timerKey.expire(i.id), dueAt: 3_000 + 60_000 }]);
+  t.deepEqual(await store.dueTimers(partition, Number.MAX_SAFE_INTEGER, 10), [{ key: timerOf.expire(i.id).key, dueAt: 3_000 + 60_000 }]);
   t.deepEqual(await store.activeInvocations(partition), []);
   const last = rec.committed.at(-1)!.done;
   t.deepEqual(last.effects.map((e) => e.type), ['releaseLock', 'respond', 'armTimer']);

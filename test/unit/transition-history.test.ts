@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import { invocationSteps, type InvocationEvent, type InvocationInput } from '../../machines/invocation.js';
-import type { InvocationSnapshot } from '../../src/runtime/kernel/persisted.js';
+import type { InvocationSnapshot } from '../../src/runtime/kernel/snapshots.js';
 import { historyEntries, type SteppedEvent } from '../../src/runtime/kernel/transition-history.js';
 
 const input: InvocationInput = {

@@ -11,7 +11,7 @@ import { PassThrough } from 'node:stream';
 import type Router from '@koa/router';
 import { statusOf, type InvocationContext } from '../../../machines/invocation.js';
 import type { ObjectKeyContext } from '../../../machines/object-key.js';
-import { RecordKind } from '../../runtime/kernel/persisted.js';
+import { RecordKind } from '../../model/persisted.js';
 import type { ObservedStore, StoreChange } from '../../store/observed.js';
 import type { HistoryEntry } from '../../store/types.js';
 

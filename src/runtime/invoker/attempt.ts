@@ -16,7 +16,7 @@
  * never miss the held writes (store/held-writes.ts), and a handler that then waits (an awakeable,
  * a long `ctx.run`) has them stored within LINGER_MS.
  */
-import { storedService } from '../kernel/state-owner.js';
+import { storedService } from '../../model/state-owner.js';
 import { encodeFrame, FrameDecoder, type Frame } from '../../protocol/framing.js';
 import { decodeNotification, encodeProposeRunCompletionAck, isCommand, isNotification, messageName, MessageType } from '../../protocol/messages.js';
 import type { InvocationStream, StreamHandlers, Transport } from '../../protocol/transport.js';
@@ -30,7 +30,7 @@ import type { SnapshotFrom } from 'xstate';
 import type { attemptMachine } from '../../../machines/attempt.js';
 import type { AttemptHandle, InvocationActor } from '../kernel/invocation-actor.js';
 import { ActorRetired } from '../kernel/retired.js';
-import { attachWaitKey, RecordKind, type AttachWait } from '../kernel/persisted.js';
+import { attachWaitKey, RecordKind, type AttachWait } from '../../model/persisted.js';
 import type { RecordWrite } from '../../store/types.js';
 import type { Logger } from '../types.js';
 import { recordEnqueue, recordInvocationTask } from '../../telemetry/metrics.js';

@@ -17,15 +17,15 @@ import {
   type InvocationInput,
 } from '../../../machines/invocation.js';
 import type { JournalEntry, OutboxMessage, Store, Timer, Transition } from '../../store/types.js';
-import type { PersistedInvocation } from '../types.js';
+import type { PersistedInvocation } from '../../model/persisted.js';
 import { isSatisfied } from './awaiting.js';
 import { JournalView } from './journal.js';
 import { slotRecords, type Limiters } from './limiters.js';
 import type { ObjectLocks } from './object-keys.js';
-import { restoreInvocation, type InvocationSnapshot } from './persisted.js';
+import { restoreInvocation, type InvocationSnapshot } from './snapshots.js';
 import { transitionOf, type ExtraWrites } from './plan.js';
 import { ActorRetired } from './retired.js';
-import { SerialQueue } from './serial-queue.js';
+import { SerialQueue } from '../../serial-queue.js';
 import { historyEntries, type SteppedEvent } from './transition-history.js';
 
 export interface Step {

@@ -1,7 +1,7 @@
 /**
  * The `limiter` actors (machines/limiter.ts): one per scope, persisted as a record of the
  * scope's partition, which is also the partition of every invocation of the scope
- * (kernel/ids.ts). So a slot is given and taken back in the same commit as the invocation
+ * (model/ids.ts). So a slot is given and taken back in the same commit as the invocation
  * change that causes it (creation, completion), and the store never holds a slot without
  * its invocation, or a completed invocation still holding one.
  *
@@ -13,18 +13,10 @@
  */
 import { limiterEffects, limiterSteps, type FlowRule, type LimiterContext, type LimiterEvent } from '../../../machines/limiter.js';
 import type { RecordWrite, Store } from '../../store/types.js';
-import {
-  isWaiterOf,
-  limiterWaiterKey,
-  persistLimiter,
-  readLimiter,
-  RecordKind,
-  restoreLimiter,
-  type LimiterSnapshot,
-  type PersistedWaiter,
-} from './persisted.js';
+import { limiterWaiterKey, readScopeLimiter, RecordKind, type PersistedWaiter } from '../../model/persisted.js';
+import { persistLimiter, restoreLimiter, type LimiterSnapshot } from './snapshots.js';
 import { RecordActor } from './record-actor.js';
-import { PriorityQueue } from './serial-queue.js';
+import { PriorityQueue } from '../../serial-queue.js';
 import { SingleFlight } from './single-flight.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -135,13 +127,10 @@ export class LimiterActor extends RecordActor<LimiterSnapshot, SlotChange> {
 export const slotRecords = (c: SlotChange): RecordWrite[] => [c.record, ...c.waiters];
 
 /** A scope's limiter as stored (a fresh one when there is none): its snapshot, the head record as stored, the next waiter number. */
-export async function loadLimiter(store: Store, partition: number, scope: string): Promise<{ snapshot: LimiterSnapshot; stored: unknown; nextSeq: number }> {
-  const raw = await store.getRecord(partition, RecordKind.limiter, scope);
-  if (raw === undefined) return { snapshot: limiterSteps.initial({ scope })[0], stored: null, nextSeq: 0 };
-  const head = readLimiter(raw);
-  const keys = (await store.listRecords(partition, RecordKind.limiterWaiter)).filter((k) => isWaiterOf(scope, k));
-  const waiters = (await Promise.all(keys.map((k) => store.getRecord(partition, RecordKind.limiterWaiter, k)))).filter((w): w is PersistedWaiter => w !== undefined);
-  return { snapshot: restoreLimiter(head, waiters), stored: raw, nextSeq: head.nextSeq };
+async function loadLimiter(store: Store, partition: number, scope: string): Promise<{ snapshot: LimiterSnapshot; stored: unknown; nextSeq: number }> {
+  const { head, stored, waiters } = await readScopeLimiter(store, partition, scope);
+  if (head === undefined) return { snapshot: limiterSteps.initial({ scope })[0], stored: null, nextSeq: 0 };
+  return { snapshot: restoreLimiter(head, waiters), stored, nextSeq: head.nextSeq };
 }
 
 /** The live limiters, loaded from the store on first use, and the wake-ups of their rate rules. */

@@ -15,9 +15,10 @@
  */
 import { objectKeyEffects, objectKeySteps, type ObjectKeyEvent } from '../../../machines/object-key.js';
 import type { RecordWrite, Store } from '../../store/types.js';
-import { objectRecordKey, persistObjectKey, readObjectKey, RecordKind, restoreObjectKey, type ObjectKeySnapshot } from './persisted.js';
+import { objectRecordKey, readObjectKey, RecordKind } from '../../model/persisted.js';
+import { persistObjectKey, restoreObjectKey, type ObjectKeySnapshot } from './snapshots.js';
 import { RecordActor } from './record-actor.js';
-import { SerialQueue } from './serial-queue.js';
+import { SerialQueue } from '../../serial-queue.js';
 import { ActorRetired } from './retired.js';
 import { SingleFlight } from './single-flight.js';
 import { recordActorsInMemory } from '../../telemetry/metrics.js';

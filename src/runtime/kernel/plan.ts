@@ -6,9 +6,9 @@
  */
 import type { Completion, InvocationEffect } from '../../../machines/invocation.js';
 import type { JournalEntry, OutboxMessage, Timer, Transition } from '../../store/types.js';
-import type { Caller, OutboxBody } from '../types.js';
-import { persistInvocation, type InvocationSnapshot } from './persisted.js';
-import { timerKey } from './timer-keys.js';
+import type { Caller, OutboxBody } from '../../model/outbox.js';
+import { persistInvocation, type InvocationSnapshot } from './snapshots.js';
+import { timerOf } from '../../model/timers.js';
 
 /** Writes a caller adds to a step: state, promises, timers of commands, outbox messages... */
 export type ExtraWrites = Omit<Transition, 'partition' | 'invocations' | 'journal'>;
@@ -37,7 +37,7 @@ export function transitionOf(w: StepWrites): Transition {
   const outboxAdd: OutboxMessage[] = [...(w.extra?.outboxAdd ?? [])];
   const { caller, completion } = w.snapshot.context;
   for (const e of w.effects) {
-    if (e.type === 'armTimer' && !w.forget) timersAdd.push({ key: timerKey[e.params.kind](w.id), dueAt: e.params.dueAt });
+    if (e.type === 'armTimer' && !w.forget) timersAdd.push({ ...timerOf[e.params.kind](w.id), dueAt: e.params.dueAt });
     else if (e.type === 'respond' && caller && completion) outboxAdd.push({ id: `${w.id}:result`, body: resultMessage(caller, completion) });
   }
   if (w.forget) {
@@ -45,7 +45,7 @@ export function transitionOf(w: StepWrites): Transition {
       ...w.extra,
       partition: w.partition,
       deleteInvocations: [w.id],
-      timersRemove: [...(w.extra?.timersRemove ?? []), timerKey.start(w.id), timerKey.retry(w.id)],
+      timersRemove: [...(w.extra?.timersRemove ?? []), timerOf.start(w.id), timerOf.retry(w.id)],
       timersAdd,
       outboxAdd,
     };

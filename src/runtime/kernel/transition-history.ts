@@ -7,7 +7,7 @@
  * none of its entries, and an event replayed after a restart was never stored before.
  */
 import type { HistoryEntry } from '../../store/types.js';
-import type { InvocationSnapshot } from './persisted.js';
+import type { InvocationSnapshot } from './snapshots.js';
 
 /** One machine event with the snapshot it led to; the initial step's event is `xstate.init`. */
 export interface SteppedEvent {

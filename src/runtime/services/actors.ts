@@ -5,14 +5,13 @@
  * paused) leave memory (`retire`): such an invocation costs nothing here until
  * its notification, timer or operator comes.
  */
-import { parseInvocationId } from '../../protocol/ids.js';
 import type { Store } from '../../store/types.js';
 import { InvocationActor, type ActorPorts } from '../kernel/invocation-actor.js';
-import { partitionOf } from '../kernel/partitioning.js';
-import { readInvocation } from '../kernel/persisted.js';
+import { partitionOfId } from '../../model/partitioning.js';
+import { readInvocation } from '../../model/persisted.js';
 import { ActorRetired } from '../kernel/retired.js';
 import { SingleFlight } from '../kernel/single-flight.js';
-import type { PersistedInvocation } from '../types.js';
+import type { PersistedInvocation } from '../../model/persisted.js';
 import { recordActorsInMemory } from '../../telemetry/metrics.js';
 
 export class ActorCache {
@@ -26,7 +25,7 @@ export class ActorCache {
   ) {}
 
   partitionOf(id: string): number {
-    return partitionOf(parseInvocationId(id).partitionKey, this.partitions);
+    return partitionOfId(id, this.partitions);
   }
 
   /** The live actor, if one is in memory and usable. */

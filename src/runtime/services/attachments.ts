@@ -10,7 +10,7 @@
  */
 import { MessageType } from '../../protocol/messages.js';
 import { Fenced, type Store } from '../../store/types.js';
-import { attachWaitKey, RecordKind, type AttachWait } from '../kernel/persisted.js';
+import { attachWaitKey, RecordKind, type AttachWait } from '../../model/persisted.js';
 import { completionResult, NOT_FOUND } from '../kernel/results.js';
 import type { TargetOutcome } from '../invoker/commands/index.js';
 import type { ActorCache } from './actors.js';

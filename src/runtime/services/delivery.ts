@@ -11,11 +11,12 @@ import { encodeNotification, MessageType, type Notification } from '../../protoc
 import type { Registry } from '../../registry/registry.js';
 import { isWorkflowRun } from '../../registry/types.js';
 import { Fenced, type OutboxMessage, type Store } from '../../store/types.js';
-import { isWorkflowRunContext, RecordKind } from '../kernel/persisted.js';
+import { isWorkflowRunContext, RecordKind } from '../../model/persisted.js';
 import { completionResult, messageResult, NOT_FOUND } from '../kernel/results.js';
 import type { JournalView } from '../kernel/journal.js';
 import type { ExtraWrites } from '../kernel/plan.js';
-import type { Caller, OutboxBody, Placement, RemoteDelivery } from '../types.js';
+import type { Caller, OutboxBody } from '../../model/outbox.js';
+import type { Placement, RemoteDelivery } from '../types.js';
 import type { ActorCache } from './actors.js';
 import type { Invocations } from './invocations.js';
 import type { RetryScheduler } from './retry.js';

@@ -4,7 +4,7 @@
  * completing. Decided once, at creation, and kept in the invocation's context.
  */
 import { completionRetentionOf, isWorkflowRun, type EffectiveHandler } from '../../registry/types.js';
-import { idempotentInvocationId, workflowRunId } from '../kernel/ids.js';
+import { idempotentInvocationId, workflowRunId } from '../../model/ids.js';
 import type { InvokeRequest } from '../types.js';
 
 /** The deterministic id of an invocation that must exist only once, if it is one. */

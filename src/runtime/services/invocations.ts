@@ -11,10 +11,11 @@ import type { EffectiveHandler } from '../../registry/types.js';
 import type { JournalEntry } from '../../store/types.js';
 import { InvocationActor, type ActorPorts } from '../kernel/invocation-actor.js';
 import type { ObjectLocks } from '../kernel/object-keys.js';
-import { completedOf } from '../kernel/persisted.js';
-import { KeyedSerialQueue } from '../kernel/serial-queue.js';
-import { randomKeyIn } from '../kernel/partitioning.js';
-import type { CompletedInvocation, InvokeRequest, InvokeResult, OutputState, Placement } from '../types.js';
+import { completedOf } from '../../model/persisted.js';
+import { KeyedSerialQueue } from '../../serial-queue.js';
+import { randomKeyIn } from '../../model/partitioning.js';
+import type { CompletedInvocation } from '../../model/persisted.js';
+import type { InvokeRequest, InvokeResult, OutputState, Placement } from '../types.js';
 import type { ActorCache } from './actors.js';
 import { identityOf, isExclusive, retentionOf } from './identity.js';
 

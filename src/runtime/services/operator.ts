@@ -18,11 +18,11 @@ import {
 import type { Registry } from '../../registry/registry.js';
 import { Conflict, Gone, InvalidRequest, NotFound, Unprocessable } from '../../errors.js';
 import type { JournalEntry, Store } from '../../store/types.js';
-import type { PersistedInvocation } from '../types.js';
+import type { PersistedInvocation } from '../../model/persisted.js';
 import type { InvocationActor } from '../kernel/invocation-actor.js';
 import type { JournalView } from '../kernel/journal.js';
-import { isWorkflowRunContext } from '../kernel/persisted.js';
-import { timerKey } from '../kernel/timer-keys.js';
+import { isWorkflowRunContext } from '../../model/persisted.js';
+import { timerOf } from '../../model/timers.js';
 import type { ActorCache } from './actors.js';
 import type { Invocations } from './invocations.js';
 
@@ -172,7 +172,7 @@ export async function resume(rt: OperatorDeps, id: string, deployment?: Deployme
 /** Purge: a completed invocation, its journal and its id are forgotten now. */
 export async function purge(rt: OperatorDeps, id: string): Promise<Outcome> {
   await completedInvocation(rt, id, 'is not yet completed.');
-  await rt.store.commit({ partition: rt.actors.partitionOf(id), deleteInvocations: [id], timersRemove: [timerKey.expire(id)] });
+  await rt.store.commit({ partition: rt.actors.partitionOf(id), deleteInvocations: [id], timersRemove: [timerOf.expire(id)] });
   return 'done';
 }
 
@@ -187,7 +187,7 @@ export async function purgeJournal(rt: OperatorDeps, id: string): Promise<Outcom
     partition: rt.actors.partitionOf(id),
     deleteInvocations: [id],
     invocations: [{ id, snapshot: persisted, active: false }],
-    timersAdd: [{ key: timerKey.expire(id), dueAt: retentionEnd(persisted.context) }],
+    timersAdd: [{ ...timerOf.expire(id), dueAt: retentionEnd(persisted.context) }],
   });
   return 'done';
 }

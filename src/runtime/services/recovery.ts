@@ -12,6 +12,7 @@
  * for their target. Suspended and backing-off invocations stay passive until their
  * notification or timer comes. Everything here is idempotent.
  */
+import type { Recovered } from '../types.js';
 import type { Store } from '../../store/types.js';
 import type { ActorCache } from './actors.js';
 import type { Attachments } from './attachments.js';
@@ -33,13 +34,6 @@ export interface RecoveryDeps {
 
 const MUST_ACT: ReadonlySet<string> = new Set(['running', 'pending']);
 const RESUME_BATCH = 64;
-
-export interface Recovered {
-  resumed: number;
-  redelivered: number;
-  mutations: number;
-  attaches: number;
-}
 
 export async function recover(deps: RecoveryDeps): Promise<Recovered> {
   const r: Recovered = { resumed: 0, redelivered: 0, mutations: 0, attaches: 0 };

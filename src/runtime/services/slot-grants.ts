@@ -13,7 +13,7 @@
 import type { InvocationActor } from '../kernel/invocation-actor.js';
 import { slotRecords, type LimiterRequest, type Limiters } from '../kernel/limiters.js';
 import type { Store } from '../../store/types.js';
-import { RecordKind, readLimiter } from '../kernel/persisted.js';
+import { RecordKind, readLimiter } from '../../model/persisted.js';
 import type { ActorCache } from './actors.js';
 import type { RetryScheduler } from './retry.js';
 

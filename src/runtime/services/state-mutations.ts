@@ -11,12 +11,11 @@
  * silently, as the reference does.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { partitionKeyOf } from '../../protocol/ids.js';
 import type { StateOp, Store } from '../../store/types.js';
 import type { ObjectLocks } from '../kernel/object-keys.js';
-import { partitionOf } from '../kernel/partitioning.js';
-import { RecordKind } from '../kernel/persisted.js';
-import { storedService } from '../kernel/state-owner.js';
+import { partitionOfTarget } from '../../model/partitioning.js';
+import { RecordKind } from '../../model/persisted.js';
+import { storedService } from '../../model/state-owner.js';
 import type { RetryScheduler } from './retry.js';
 
 const PREFIX = 'statemut_';
@@ -84,8 +83,7 @@ export class StateMutations {
    */
   async submit(m: StateMutation): Promise<void> {
     const { store, locks, partitions } = this.deps;
-    // The partition of the key's invocations: the scope's, for a scoped key (kernel/ids.ts).
-    const partition = partitionOf(partitionKeyOf(m.scope ?? m.key), partitions);
+    const partition = partitionOfTarget(m, partitions);
     const id = `${PREFIX}${partition}_${randomUUID()}`;
     const pending: PendingMutation = {
       service: m.service,

@@ -1,12 +1,12 @@
 /**
- * What a due durable timer does (kernel/timer-keys.ts says what each is for). The timer is
+ * What a due durable timer does (model/timers.ts says what each is for). The timer is
  * removed in the commit that performs its effect, so it fires at most once per committed
  * effect, and again after a crash if its effect was not committed.
  */
 import { encodeNotification, MessageType } from '../../protocol/messages.js';
-import type { Store, Timer } from '../../store/types.js';
+import type { Store, Timer, TimerRef } from '../../store/types.js';
 import type { InvocationActor } from '../kernel/invocation-actor.js';
-import { parseTimerKey, type TimerPurpose } from '../kernel/timer-keys.js';
+import { purposeOf, timerRefOf, type TimerPurpose } from '../../model/timers.js';
 import type { ActorCache } from './actors.js';
 
 export interface TimerFiringDeps {
@@ -16,8 +16,8 @@ export interface TimerFiringDeps {
 }
 
 export async function fireTimer(deps: TimerFiringDeps, partition: number, timer: Timer): Promise<void> {
-  const purpose = parseTimerKey(timer.key);
-  const remove = { timersRemove: [timer.key] };
+  const purpose = purposeOf(timer.key);
+  const remove = { timersRemove: [timerRefOf(timer.key)] };
   if (purpose?.kind === 'expire') {
     // Retention is over: the invocation, its journal and its id are gone (reference §2.6 "purged").
     await deps.store.commit({ partition, deleteInvocations: [purpose.invocationId], ...remove });
@@ -28,7 +28,7 @@ export async function fireTimer(deps: TimerFiringDeps, partition: number, timer:
 }
 
 /** A sleep's completion, or the start / retry an invocation waits for; the timer goes in the same commit. */
-function fireOn(actor: InvocationActor, purpose: Exclude<TimerPurpose, { kind: 'expire' }>, remove: { timersRemove: string[] }, now: number): Promise<void> {
+function fireOn(actor: InvocationActor, purpose: Exclude<TimerPurpose, { kind: 'expire' }>, remove: { timersRemove: TimerRef[] }, now: number): Promise<void> {
   if (purpose.kind === 'sleep') {
     if (actor.journal.completions.has(purpose.completionId)) return actor.commit({ write: remove });
     const n = encodeNotification({ completionId: purpose.completionId, void: true });

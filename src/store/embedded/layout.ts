@@ -8,6 +8,7 @@
  */
 import type { Database, RootDatabase } from 'lmdb';
 import { invocationKey, timerIndexKey } from './plan.js';
+import type { TimerRef } from '../types.js';
 import type { TableName, Tables } from './tables.js';
 import { tupleKey, hasHashedPart, type KeyPart, type StoredKey } from './tuple.js';
 
@@ -53,7 +54,7 @@ export function upgradeLayout(root: RootDatabase, path: string, target: LayoutTa
     }
     for (const { key, value } of [...target.db.timerIndex.getRange({})]) {
       const [p, timerKey] = target.partsOf('timerIndex', key);
-      const index = timerIndexKey(p as number, timerKey as string);
+      const index = timerIndexKey(p as number, layout1Timer(timerKey as string));
       if (index.table === 'timerIndex') continue;
       target.put(index.table, index.key, value);
       target.remove('timerIndex', key);
@@ -68,4 +69,14 @@ function openIfThere(root: RootDatabase, name: string): Database<Buffer, Buffer>
   // types say neither.
   const options = { name, encoding: 'binary' as const, keyEncoding: 'binary' as const, create: false };
   return root.openDB<Buffer, Buffer>(options) as Database<Buffer, Buffer> | undefined;
+}
+
+/**
+ * A timer indexed by layout 1, with its owner: layout 1 kept no owner, and every timer key it
+ * holds was written as `purpose|owner…` (a fact of that layout's data, which no later build
+ * writes: owners are a field since).
+ */
+function layout1Timer(key: string): TimerRef {
+  const owner = key.split('|', 2)[1];
+  return owner ? { key, owner } : { key };
 }

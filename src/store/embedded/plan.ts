@@ -4,7 +4,7 @@
  * transaction, and the write lock is held only for the puts and removes themselves.
  */
 import { checkPartition, encodeEntry, encodeJson } from '../codec.js';
-import type { Transition } from '../types.js';
+import type { TimerRef, Transition } from '../types.js';
 import { prefixRange, storedKey, tupleKey, type KeyPart, type StoredKey } from './tuple.js';
 
 export interface KeyRange {
@@ -17,7 +17,7 @@ export type StatePlan =
   | { kind: 'clear'; key: Buffer }
   | { kind: 'clearAll'; range: KeyRange };
 
-/** Where a timer's index entry lives: beside its invocation when its key names one (`ownerOf`). */
+/** Where a timer's index entry lives: beside its invocation when it has an owner (types.ts `TimerRef`). */
 export interface TimerIndexKey {
   table: 'invocations' | 'timerIndex';
   key: StoredKey;
@@ -81,20 +81,10 @@ export function isSnapshotKey(parts: readonly unknown[]): boolean {
   return parts.length === 2;
 }
 
-/**
- * The invocation a timer belongs to: timer keys `purpose|owner…` name it (types.ts `Timer`).
- * Only where the index entry is kept depends on it.
- */
-function ownerOf(timerKey: string): string | undefined {
-  const owner = timerKey.split('|', 2)[1];
-  return owner ? owner : undefined;
-}
-
-export function timerIndexKey(p: number, timerKey: string): TimerIndexKey {
-  const owner = ownerOf(timerKey);
-  return owner === undefined
-    ? { table: 'timerIndex', key: storedPartitionKey(p, timerKey) }
-    : { table: 'invocations', key: storedPartitionKey(p, owner, TIMER, timerKey) };
+export function timerIndexKey(p: number, timer: TimerRef): TimerIndexKey {
+  return timer.owner === undefined
+    ? { table: 'timerIndex', key: storedPartitionKey(p, timer.key) }
+    : { table: 'invocations', key: storedPartitionKey(p, timer.owner, TIMER, timer.key) };
 }
 
 export function planTransition(t: Transition): Plan {
@@ -127,9 +117,9 @@ export function planTransition(t: Transition): Plan {
         return { kind: 'clearAll', range: partitionRange(p, group.service, group.key) };
       }),
     ),
-    timersRemove: (t.timersRemove ?? []).map((key) => timerIndexKey(p, key)),
+    timersRemove: (t.timersRemove ?? []).map((timer) => timerIndexKey(p, timer)),
     timersAdd: (t.timersAdd ?? []).map((timer) => ({
-      index: timerIndexKey(p, timer.key),
+      index: timerIndexKey(p, timer),
       slot: storedPartitionKey(p, timer.dueAt, timer.key),
     })),
     outboxRemove: (t.outboxRemove ?? []).map((id) => partitionKey(p, id)),

@@ -61,7 +61,7 @@ export function commitArgs(t: Transition, epoch?: number): CommitArgs {
       else args.push('a');
     }
   }
-  args.push(...timersRemove);
+  args.push(...timersRemove.map((timer) => timer.key));
   for (const timer of timersAdd) args.push(String(timer.dueAt), timer.key);
   args.push(...outboxRemove);
   for (const msg of outboxAdd) args.push(msg.id, encodeJson(msg.body, `outbox message ${msg.id}`));

@@ -6,8 +6,8 @@
  */
 import { loadConfig } from '../../../src/config.js';
 import { partitionKeyOf } from '../../../src/protocol/ids.js';
-import { partitionOf } from '../../../src/runtime/kernel/partitioning.js';
-import { objectRecordKey, readObjectKey, RecordKind } from '../../../src/runtime/kernel/persisted.js';
+import { partitionOf } from '../../../src/model/partitioning.js';
+import { objectRecordKey, readObjectKey, RecordKind } from '../../../src/model/persisted.js';
 import { RedisStore } from '../../../src/store/redis/redis-store.js';
 
 export interface LockRecord {

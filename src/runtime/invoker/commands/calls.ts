@@ -8,8 +8,8 @@ import { invocationIdToString, newInvocationId, partitionKeyOf, randomPartitionK
 import type { Target } from '../../../../machines/invocation.js';
 import { isWorkflowRun } from '../../../registry/types.js';
 import type { JournalEntry } from '../../../store/types.js';
-import { idempotentInvocationId, workflowRunId } from '../../kernel/ids.js';
-import type { OutboxBody } from '../../types.js';
+import { idempotentInvocationId, workflowRunId } from '../../../model/ids.js';
+import type { OutboxBody } from '../../../model/outbox.js';
 import { CommandRejected, emptyOutcome, type CommandOutcome, type CommandScope } from './scope.js';
 
 /** The callee's target and id: a workflow run and an idempotent call name one invocation, whoever makes them (kernel/ids.ts). */

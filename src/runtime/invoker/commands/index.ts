@@ -5,7 +5,7 @@
 import { decodeSleepCommand, MessageType } from '../../../protocol/messages.js';
 import { ProtocolCode } from '../../../errors.js';
 import type { JournalEntry } from '../../../store/types.js';
-import { timerKey } from '../../kernel/timer-keys.js';
+import { timerOf } from '../../../model/timers.js';
 import { attachCommand } from './attach.js';
 import { callCommand } from './calls.js';
 import { promiseCommand } from './promises.js';
@@ -19,7 +19,7 @@ export async function commandOutcome(scope: CommandScope, entry: JournalEntry): 
   switch (entry.type) {
     case MessageType.SleepCommand: {
       const c = decodeSleepCommand(entry.payload);
-      return { ...emptyOutcome(), timersAdd: [{ key: timerKey.sleep(scope.invocationId, c.resultCompletionId), dueAt: c.wakeUpTime }] };
+      return { ...emptyOutcome(), timersAdd: [{ ...timerOf.sleep(scope.invocationId, c.resultCompletionId), dueAt: c.wakeUpTime }] };
     }
     case MessageType.SetStateCommand:
     case MessageType.ClearStateCommand:

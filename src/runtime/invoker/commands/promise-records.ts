@@ -8,7 +8,6 @@
  * workflow id that touch promises are serialised per workflow id (`PromiseQueues`), so a
  * waiter is never lost between a `GetPromise` and a concurrent `CompletePromise`.
  */
-import type { Failure } from '../../../../machines/invocation.js';
 import {
   decodeCompletePromiseCommand,
   decodeGetPromiseCommand,
@@ -17,16 +16,10 @@ import {
   type Notification,
 } from '../../../protocol/messages.js';
 import type { JournalEntry, OutboxMessage, RecordWrite, Store } from '../../../store/types.js';
-import { RecordKind } from '../../kernel/persisted.js';
+import { RecordKind, type PromiseRecord } from '../../../model/persisted.js';
 import { messageResult } from '../../kernel/results.js';
-import { KeyedSerialQueue } from '../../kernel/serial-queue.js';
-import type { OutboxBody } from '../../types.js';
-
-export interface PromiseRecord {
-  /** base64 value or failure, once completed. */
-  result?: { value: string } | { failure: Failure };
-  waiters: Array<{ invocationId: string; completionId: number }>;
-}
+import { KeyedSerialQueue } from '../../../serial-queue.js';
+import type { OutboxBody } from '../../../model/outbox.js';
 
 export const PROMISE_COMMANDS: ReadonlySet<number> = new Set([
   MessageType.GetPromiseCommand,

@@ -6,7 +6,7 @@
 import { decodeCompleteAwakeableCommand, decodeSendSignalCommand, MessageType } from '../../../protocol/messages.js';
 import { invocationIdToString, parseAwakeableId } from '../../../protocol/ids.js';
 import type { JournalEntry } from '../../../store/types.js';
-import type { OutboxBody } from '../../types.js';
+import type { OutboxBody } from '../../../model/outbox.js';
 import { CommandRejected, emptyOutcome, type CommandOutcome, type CommandScope } from './scope.js';
 
 const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');

@@ -3,7 +3,7 @@
  * the batch's commit; lazy reads are answered at once, from the store plus the writes of
  * earlier commands of the same batch.
  */
-import { storedService } from '../../kernel/state-owner.js';
+import { storedService } from '../../../model/state-owner.js';
 import {
   decodeClearStateCommand,
   decodeGetLazyStateCommand,

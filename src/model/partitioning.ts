@@ -1,0 +1,40 @@
+/**
+ * Partitions are the unit of ownership and atomicity (design.md, "Scaling past one machine"):
+ * every key of an invocation, object or workflow lives in the partition of its partition key.
+ * Like Restate, the u64 key space is cut into equal ranges, so the partition of a key depends
+ * only on the (fixed) partition count.
+ */
+import { parseInvocationId, partitionKeyOf } from '../protocol/ids.js';
+import { randomBytes } from '../random.js';
+
+export function partitionOf(partitionKey: bigint, partitions: number): number {
+  return Number((partitionKey * BigInt(partitions)) >> 64n);
+}
+
+/**
+ * The partition key of what a target names, when it names one: its scope's (every invocation
+ * of a scope lives with the scope's limiter), else its object key's or workflow id's (so it
+ * lives with the key's lock and state); undefined for an unkeyed, unscoped target.
+ */
+export function targetPartitionKey(target: { key?: string | undefined; scope?: string | undefined }): bigint | undefined {
+  const by = target.scope ?? target.key;
+  return by === undefined ? undefined : partitionKeyOf(by);
+}
+
+/** The partition of a keyed or scoped target (a key's state, lock and invocations). */
+export function partitionOfTarget(target: { key: string; scope?: string | undefined }, partitions: number): number {
+  return partitionOf(targetPartitionKey(target)!, partitions);
+}
+
+/** The partition an invocation id names. */
+export function partitionOfId(id: string, partitions: number): number {
+  return partitionOf(parseInvocationId(id).partitionKey, partitions);
+}
+
+/** A random partition key of `partition`: the keys k with floor(k * partitions / 2^64) = partition. */
+export function randomKeyIn(partition: number, partitions: number): bigint {
+  const n = BigInt(partitions);
+  const first = (BigInt(partition) * 2n ** 64n + n - 1n) / n;
+  const end = (BigInt(partition + 1) * 2n ** 64n + n - 1n) / n;
+  return first + (randomBytes(8).readBigUInt64BE(0) % (end - first));
+}
