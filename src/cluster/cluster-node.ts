@@ -15,7 +15,7 @@
 import type http2 from 'node:http2';
 import { Misdirected, Unavailable } from '../errors.js';
 import type { Runtime } from '../runtime/runtime.js';
-import type { ForwardedOp, Placement } from '../runtime/types.js';
+import { FORWARDED_OPS, type ForwardedOp, type Placement } from '../runtime/types.js';
 import type { Coordination, LeaseInfo, NodeInfo } from '../store/types.js';
 import type { Logger } from '../telemetry/log.js';
 import { partitionsOwned } from '../telemetry/metrics.js';
@@ -29,9 +29,6 @@ const WATCHDOG_MS = 100;
 /** How long a forwarded operation looks for a reachable owner before answering 503. */
 const FORWARD_PATIENCE_MS = 10_000;
 const FORWARD_RETRY_MS = 200;
-
-/** Operations safe to send again when the owner's answer was lost (each is idempotent). */
-const RESENDABLE: ReadonlySet<ForwardedOp> = new Set(['invoke', 'attach', 'output', 'signal', 'setVqueuePaused', 'deliver', 'forget', 'subscriptionProgress']);
 
 /** What the node drives in the runtime. */
 export interface PartitionHost extends Pick<Runtime, 'acquirePartition' | 'serve'> {
@@ -122,7 +119,7 @@ export class ClusterNode implements Placement {
         try {
           return await callPeer(owner.node, partition, op, args, this.opts.peerSessions);
         } catch (err) {
-          const again = err instanceof Misdirected || (err instanceof PeerUnreachable && (!err.sent || RESENDABLE.has(op)));
+          const again = err instanceof Misdirected || (err instanceof PeerUnreachable && (!err.sent || FORWARDED_OPS[op].resendable));
           if (!again) throw err instanceof PeerUnreachable ? new Unavailable(`the owner of partition ${partition} did not answer: ${err.message}`) : err;
         }
       }

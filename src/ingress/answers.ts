@@ -6,14 +6,14 @@
 import type { Context } from 'koa';
 import { IngressError } from '../errors.js';
 import type { IngressDeps } from './deps.js';
-import { writeCompletion } from './results.js';
+import { declaredOutput, writeCompletion } from './results.js';
 
 /** The stored outcome, without waiting: 470 while the invocation runs. */
 export async function answerOutput(ctx: Context, deps: IngressDeps, id: string): Promise<void> {
   const out = await deps.runtime.output(id);
   if (out.state === 'missing') throw new IngressError(404, 'invocation not found');
   if (out.state === 'pending') throw new IngressError(470, 'the invocation exists but has not completed yet');
-  writeCompletion(ctx, deps.registry, out, out.expiresAt);
+  writeCompletion(ctx, declaredOutput(deps.registry, out.target), out, out.expiresAt);
 }
 
 /**
@@ -23,10 +23,10 @@ export async function answerOutput(ctx: Context, deps: IngressDeps, id: string):
 export async function answerAttach(ctx: Context, deps: IngressDeps, id: string): Promise<void> {
   const before = await deps.runtime.output(id);
   if (before.state === 'completed') {
-    writeCompletion(ctx, deps.registry, before, before.expiresAt);
+    writeCompletion(ctx, declaredOutput(deps.registry, before.target), before, before.expiresAt);
     return;
   }
   const done = before.state === 'missing' ? undefined : await deps.runtime.attach(id);
   if (!done) throw new IngressError(404, 'not found', 'invocation', { invocationId: id });
-  writeCompletion(ctx, deps.registry, done);
+  writeCompletion(ctx, declaredOutput(deps.registry, done.target), done);
 }

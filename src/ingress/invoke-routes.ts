@@ -5,12 +5,12 @@
 import type { Context } from 'koa';
 import type Router from '@koa/router';
 import { IngressError } from '../errors.js';
-import { isWorkflowRun } from '../registry/types.js';
+import { isWorkflowRun, type EffectiveHandler, type ServiceMeta } from '../registry/types.js';
+import type { InvokeRequest } from '../runtime/types.js';
 import type { Target } from '../../machines/invocation.js';
 import { checkInput, inputHeaders, parseDelay, readBody, segmentsAfter } from './request.js';
 import { writeCompletion } from './results.js';
 import { rfc3339Nanos } from '../timestamps.js';
-import { answerAttach } from './answers.js';
 import type { IngressDeps } from './deps.js';
 import { methodNotAllowed } from './errors.js';
 import { requestTelemetry } from './telemetry.js';
@@ -21,15 +21,26 @@ const BAD_PATH =
   'bad path, expected /restate/call/:service/:handler, /restate/send/:service/:handler, /restate/scope/:scope/call/:service/:handler, /restate/attach/:invocation_id, /restate/output/:invocation_id, or /restate/lookup';
 const BAD_LEGACY_PATH = 'bad path, expected either /:service-name/:handler or /:object-name/:object-key/:handler';
 
-function resolveTarget(deps: IngressDeps, segments: string[], badPath: string, scope: string | undefined) {
+/**
+ * What the path names, in the registry's one look-up of the request: its handler, and its
+ * service (asked for alone only when there is no such handler, to say which part is missing).
+ */
+function lookUp(deps: IngressDeps, segments: string[]): { handler?: EffectiveHandler; service?: ServiceMeta } {
+  const handler = segments.length >= 2 ? deps.registry.resolveHandler(segments[0]!, segments[segments.length - 1]!) : undefined;
+  if (handler) return { handler, service: handler.service };
+  const service = segments[0] !== undefined ? deps.registry.getService(segments[0]) : undefined;
+  return service ? { service } : {};
+}
+
+/** The target of the path, checked against what it names, with the reference's errors in its order. */
+function resolveTarget(deps: IngressDeps, segments: string[], named: { handler?: EffectiveHandler; service?: ServiceMeta }, badPath: string, scope: string | undefined) {
   if (segments.length < 2 || segments.length > 3) throw new IngressError(400, badPath);
   const service = segments[0]!;
-  const meta = deps.registry.getService(service);
+  const handlerName = segments[segments.length - 1]!;
+  const { handler: resolved, service: meta } = named;
   if (!meta) throw new IngressError(404, `service '${service}' not found, make sure to register the service before calling it.`);
   const keyed = meta.ty !== 'Service';
   if (keyed !== (segments.length === 3)) throw new IngressError(400, badPath);
-  const handlerName = segments[segments.length - 1]!;
-  const resolved = deps.registry.resolveHandler(service, handlerName);
   if (!resolved) {
     throw new IngressError(
       404,
@@ -46,9 +57,10 @@ function resolveTarget(deps: IngressDeps, segments: string[], badPath: string, s
 
 async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', segments: string[], badPath: string, scope?: string): Promise<void> {
   const telemetry = requestTelemetry(ctx);
-  if (deps.registry.getService(segments[0] ?? '')) telemetry?.service(segments[0]!, mode);
+  const named = lookUp(deps, segments);
+  if (named.service) telemetry?.service(named.service.name, mode);
   if (ctx.method !== 'POST' && ctx.method !== 'GET') throw methodNotAllowed();
-  const { target, resolved } = resolveTarget(deps, segments, badPath, scope);
+  const { target, resolved } = resolveTarget(deps, segments, named, badPath, scope);
   telemetry?.target(target);
   const rawKey = rawLimitKey(ctx);
   if (rawKey !== undefined && scope === undefined) throw new IngressError(400, 'limit-key requires a scope to be set');
@@ -70,7 +82,7 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
 
   const now = Date.now();
   const traceparent = telemetry?.span?.traceparent();
-  const { invocationId, executeAt, previous } = await deps.runtime.invoke({
+  const req: InvokeRequest = {
     target,
     input: body,
     headers: inputHeaders(ctx),
@@ -82,10 +94,10 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
     ...(idempotencyKey === undefined && target.serviceTy !== 'Workflow' ? { autoIdempotencyKey: ulid(now) } : {}),
     ...(traceparent ? { traceparent } : {}),
     ...(limitKey !== undefined ? { limitKey } : {}),
-  });
-  telemetry?.invocation(invocationId);
-
+  };
   if (mode === 'send') {
+    const { invocationId, executeAt, previous } = await deps.runtime.invoke(req, resolved);
+    telemetry?.invocation(invocationId);
     ctx.status = 202;
     ctx.set('content-type', 'application/json');
     ctx.set('x-restate-id', invocationId);
@@ -96,18 +108,15 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
     });
     return;
   }
+  const { invocationId, previous, done, stored } = await deps.runtime.call(req, resolved);
+  telemetry?.invocation(invocationId);
   if (previous && isWorkflowRun(resolved)) {
     // reference-behavior.md §2.4: a second submission of a workflow id by call.
     throw new IngressError(409, 'the workflow method was already invoked', 'invocation', { invocationId });
   }
-  if (previous) {
-    // A repeated idempotent call gets the first invocation's answer, waiting for it if needed (§2.5).
-    await answerAttach(ctx, deps, invocationId);
-    return;
-  }
-  const done = await deps.runtime.attach(invocationId);
   if (!done) throw new IngressError(404, 'not found', 'invocation', { invocationId });
-  writeCompletion(ctx, deps.registry, done);
+  // A repeated idempotent call gets the first invocation's answer; one stored before carries the end of its retention (§2.5, §2.6).
+  writeCompletion(ctx, resolved.handler.output, done, stored ? done.expiresAt : undefined);
 }
 
 export function registerInvokeRoutes(router: Router, deps: IngressDeps): void {

@@ -6,6 +6,8 @@
 import type { Context } from 'koa';
 import { IngressError } from '../errors.js';
 import type { Registry } from '../registry/registry.js';
+import type { HandlerMeta } from '../registry/types.js';
+import type { Target } from '../../machines/invocation.js';
 import type { CompletedInvocation } from '../model/persisted.js';
 import { rfc3339Offset } from '../timestamps.js';
 
@@ -14,7 +16,13 @@ function httpStatus(code: number): number {
   return Number.isInteger(code) && code >= 400 && code <= 599 ? code : 500;
 }
 
-export function writeCompletion(ctx: Context, registry: Registry, done: CompletedInvocation, expiresAt?: number): void {
+/** The output a target's handler declares, from the registry (undefined: no such handler now). */
+export function declaredOutput(registry: Registry, target: Target): HandlerMeta['output'] | undefined {
+  return registry.getService(target.service)?.handlers.find((h) => h.name === target.handler)?.output;
+}
+
+/** `output`: what the invocation's handler declares (the caller resolved it, `declaredOutput`). */
+export function writeCompletion(ctx: Context, output: HandlerMeta['output'] | undefined, done: CompletedInvocation, expiresAt?: number): void {
   const expires = expiresAt !== undefined ? { 'idempotency-expires': rfc3339Offset(expiresAt) } : undefined;
   if ('failure' in done.completion) {
     const { code, message, metadata, stacktrace } = done.completion.failure;
@@ -28,7 +36,6 @@ export function writeCompletion(ctx: Context, registry: Registry, done: Complete
   const body = Buffer.from(done.completion.ok, 'base64');
   ctx.set('x-restate-id', done.id);
   if (expires) ctx.set(expires);
-  const output = registry.getService(done.target.service)?.handlers.find((h) => h.name === done.target.handler)?.output;
   ctx.status = 200;
   if (output?.contentType && (body.length > 0 || output.setContentTypeIfEmpty)) {
     ctx.set('content-type', output.contentType);

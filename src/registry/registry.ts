@@ -16,6 +16,7 @@ import { emptyExtras, extrasFromDoc, type RegistryExtras } from './extras.js';
 import { servicesFromManifest } from './from-manifest.js';
 import type { Deployment, EffectiveHandler, ServiceMeta } from './types.js';
 import { normaliseUri, sameEndpoint } from './uri.js';
+import { recordHandlerLookup } from '../telemetry/metrics.js';
 
 export interface RegisterRequest {
   /** Normalised here (uri.ts `normaliseUri`). */
@@ -68,6 +69,9 @@ export class Registry {
   private deployments: Deployment[] = [];
   private extras: RegistryExtras = emptyExtras();
   private latest = new Map<string, Latest>();
+  /** The handlers resolved since the last change, by service and handler name. */
+  private effective = new Map<string, EffectiveHandler>();
+  private changes = 0;
   private queue: Promise<unknown> = Promise.resolve();
 
   private constructor(
@@ -123,13 +127,37 @@ export class Registry {
     return this.latest.get(name)?.service;
   }
 
+  /**
+   * Raised by every change of what `resolveHandler` answers: a handler resolved under an
+   * earlier generation may be stale (a new revision, a patched setting) and is looked up again.
+   */
+  get generation(): number {
+    return this.changes;
+  }
+
+  /**
+   * The latest revision of a handler with the service's settings under its overrides; the same
+   * object until the registry changes. Counted (`redstate_registry_handler_lookups_total`): a
+   * request resolves its handler once and carries it.
+   */
   resolveHandler(service: string, handler: string): EffectiveHandler | undefined {
+    recordHandlerLookup();
+    const name = `${service}/${handler}`;
+    const known = this.effective.get(name);
+    if (known) return known;
+    const resolved = this.effectiveHandler(service, handler);
+    if (resolved) this.effective.set(name, resolved);
+    return resolved;
+  }
+
+  private effectiveHandler(service: string, handler: string): EffectiveHandler | undefined {
     const latest = this.latest.get(service);
     const h = latest?.service.handlers.find((x) => x.name === handler);
     if (!latest || !h) return undefined;
     const s = latest.service;
     const retry = Object.fromEntries(Object.entries(h.retryPolicy ?? {}).filter(([, v]) => v !== undefined));
     return {
+      generation: this.changes,
       service: s,
       handler: h,
       deployment: latest.deployment,
@@ -306,6 +334,8 @@ export class Registry {
       }
     }
     this.latest = latest;
+    this.effective = new Map();
+    this.changes++;
   }
 
   /** Runs changes one at a time, so revisions are assigned from the state the change saw. */

@@ -90,6 +90,8 @@ export interface Deployment {
  * deployment serving that revision, and the handler's overrides merged over the service's values.
  */
 export interface EffectiveHandler {
+  /** The registry's generation it was resolved in (`Registry.generation`): current while they are equal. */
+  generation: number;
   service: ServiceMeta;
   handler: HandlerMeta;
   deployment: Deployment;

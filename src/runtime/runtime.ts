@@ -25,6 +25,9 @@ import { ActorCache } from './services/actors.js';
 import { Attachments } from './services/attachments.js';
 import { Delivery } from './services/delivery.js';
 import { Invocations } from './services/invocations.js';
+import { admit, forwardable, type Admission, type AdmissionDeps } from './services/admission.js';
+import type { EffectiveHandler } from '../registry/types.js';
+import { recordRuntimeOperation } from '../telemetry/metrics.js';
 import { LockGrants } from './services/lock-grants.js';
 import { SlotGrants } from './services/slot-grants.js';
 import { flowRulesOf } from './services/flow-rules.js';
@@ -35,7 +38,7 @@ import { RetryScheduler } from './services/retry.js';
 import { StateMutations, type StateMutation } from './services/state-mutations.js';
 import { fireTimer } from './services/timer-firing.js';
 import { TimerService } from './services/timer-arming.js';
-import { everyPartition, type ForwardedOp, type InvokeRequest, type InvokeResult, type Logger, type OutputState, type Placement, type Recovered, SUBSCRIPTIONS_PARTITION } from './types.js';
+import { everyPartition, type ForwardedOp, type CallResult, type InvokeRequest, type InvokeResult, type Logger, type OutputState, type Placement, type Recovered, SUBSCRIPTIONS_PARTITION } from './types.js';
 import type { CompletedInvocation } from '../model/persisted.js';
 import { Fenced, type OutboxMessage } from '../store/types.js';
 import type { DeploymentChoice, Outcome, RestartOptions, Restarted } from './services/operator.js';
@@ -45,7 +48,8 @@ type SignalResult = { value: Uint8Array } | { failure: NonNullable<Notification[
 
 /** The runtime's operations on one partition, as `serve` runs them for the partition's owner. */
 interface LocalOps {
-  invoke(req: InvokeRequest): Promise<InvokeResult>;
+  create(a: Admission): Promise<InvokeResult>;
+  call(a: Admission): Promise<CallResult>;
   attach(id: string): Promise<CompletedInvocation | undefined>;
   output(id: string): Promise<OutputState>;
   signal(id: string, signalId: number, result: SignalResult): Promise<void>;
@@ -62,6 +66,11 @@ interface LocalOps {
   'operator.restartAsNew'(id: string, opts?: RestartOptions): Promise<Restarted>;
   /** What this node's subscription consumers report (rows of `sys_subscription_progress`). */
   subscriptionProgress(): Promise<unknown[]>;
+}
+
+/** What crosses to the owner: an admission goes without its handler, to be created once (services/admission.ts `forwardable`). */
+function travelling(op: ForwardedOp, args: unknown[]): unknown[] {
+  return op === 'create' || op === 'call' ? [forwardable(args[0] as Admission)] : args;
 }
 
 /** A cancel sent by a handler to an invocation that does not exist or has completed is dropped, as in Restate. */
@@ -83,6 +92,7 @@ export class Runtime {
   private readonly grants: LockGrants;
   private readonly mutations: StateMutations;
   private readonly timers: TimerService;
+  private readonly admission: AdmissionDeps;
   /** Operator actions of the admin API (services/operator.ts), run on the invocation's owner. */
   readonly operator: Operator;
   /** The same, here: for invocations of partitions this node owns. */
@@ -112,7 +122,9 @@ export class Runtime {
     const ports = this.ports(now);
     this.actors = new ActorCache(store, config.partitions, ports);
     this.slots = new SlotGrants({ store, limiters: this.limiters, actors: this.actors, retry: this.retry, now });
-    this.invocations = new Invocations({ registry, actors: this.actors, locks: this.locks, ports, now, placement, partitions: config.partitions });
+    this.admission = { registry, placement, partitions: config.partitions, now };
+    this.invocations = new Invocations({ actors: this.actors, locks: this.locks, ports, placement });
+    const admitted = (req: InvokeRequest, handler?: EffectiveHandler) => admit(this.admission, req, handler);
     this.delivery = new Delivery({
       store,
       registry,
@@ -120,13 +132,14 @@ export class Runtime {
       invocations: this.invocations,
       retry: this.retry,
       placement,
+      admit: admitted,
       cancel: (id) => this.localOperator.cancel(id).then(() => undefined, ignoreMissingOrCompleted),
     });
     this.attachments = new Attachments({ store, actors: this.actors, invocations: this.invocations, delivery: this.delivery, retry: this.retry });
     this.mutations = new StateMutations({ store, locks: this.locks, partitions: config.partitions, retry: this.retry, granted: (ids) => ids.forEach((id) => this.grants.granted(id)) });
     this.grants = new LockGrants({ store, locks: this.locks, actors: this.actors, retry: this.retry, now, mutations: this.mutations });
     this.timers = new TimerService(store, (p, t) => fireTimer({ store, actors: this.actors, now }, p, t), now, (err) => log.error(`timer: ${String(err)}`));
-    this.localOperator = operatorActions({ store, registry, actors: this.actors, invocations: this.invocations, now });
+    this.localOperator = operatorActions({ store, registry, actors: this.actors, invocations: this.invocations, admit: admitted, now });
     const owner = (name: keyof Operator) => (id: string, ...rest: unknown[]) =>
       this.placement.owns(this.actors.partitionOf(id))
         ? (this.localOperator[name] as (...a: unknown[]) => Promise<unknown>)(id, ...rest)
@@ -135,14 +148,19 @@ export class Runtime {
   }
 
   /**
-   * Creates an invocation durably; resolves once it is committed (services/invocations.ts).
-   * One whose partition another node owns is created there, with an id chosen here, so that
-   * sending it again after a lost answer cannot create it twice.
+   * Creates an invocation durably; resolves once it is committed. The request is admitted here
+   * (services/admission.ts: its id, partition, handler...); `handler` is the one the caller
+   * resolved already, if it did.
    */
-  invoke(req: InvokeRequest): Promise<InvokeResult> {
-    const placed = this.invocations.placementOf(req);
-    if (!placed || this.placement.owns(placed.partition)) return this.invocations.invoke(req);
-    return this.at(placed.partition, 'invoke', [{ ...req, invocationId: placed.id, createOnce: true }]);
+  invoke(req: InvokeRequest, handler?: EffectiveHandler): Promise<InvokeResult> {
+    const a = admit(this.admission, req, handler);
+    return this.at(a.partition, 'create', [a]);
+  }
+
+  /** Creates an invocation and waits for its outcome, in one operation on the partition's owner. */
+  call(req: InvokeRequest, handler?: EffectiveHandler): Promise<CallResult> {
+    const a = admit(this.admission, req, handler);
+    return this.at(a.partition, 'call', [a]);
   }
 
   /** The result once the invocation completes; undefined if there is no such invocation. */
@@ -159,8 +177,9 @@ export class Runtime {
    * (`Placement.forward`, which calls `serve` there).
    */
   private at<Op extends ForwardedOp>(partition: number, op: Op, args: Parameters<LocalOps[Op]>): ReturnType<LocalOps[Op]> {
+    recordRuntimeOperation(op);
     if (this.placement.owns(partition)) return (this.local[op] as (...a: unknown[]) => ReturnType<LocalOps[Op]>)(...args);
-    return this.placement.forward(partition, op, args) as ReturnType<LocalOps[Op]>;
+    return this.placement.forward(partition, op, travelling(op, args)) as ReturnType<LocalOps[Op]>;
   }
 
   /**
@@ -178,7 +197,8 @@ export class Runtime {
 
   /** Every operation a node may forward, done here. */
   private readonly local: LocalOps = {
-    invoke: (req) => this.invocations.invoke(req),
+    create: (a) => this.invocations.create(a),
+    call: (a) => this.invocations.call(a),
     attach: (id) => this.invocations.attach(id),
     output: (id) => this.invocations.output(id),
     signal: async (id, signalId, result) => {

@@ -34,13 +34,8 @@ export interface InvokeRequest {
   restartedFrom?: string;
   journal?: JournalEntry[];
   deploymentId?: string;
-  /** Set when the id was chosen earlier (by a caller's journal, or the node that forwarded the request). */
+  /** Set when the id was chosen earlier (by a caller's journal). */
   invocationId?: string;
-  /**
-   * The id was chosen by the node that received the request and forwarded it here; that node
-   * may send it again after losing the answer, so it is created only if absent.
-   */
-  createOnce?: boolean;
   /** W3C trace context of the request that creates it, when tracing is on. */
   traceparent?: string;
   /** Under `target.scope`: what the limit rules count by (one or two `/`-separated levels). */
@@ -53,6 +48,14 @@ export interface InvokeResult {
   executeAt?: number;
   /** The invocation existed already (same idempotency key, or the workflow id's run). */
   previous: boolean;
+}
+
+/** What a call answers: the invocation (as `InvokeResult`) and its outcome. */
+export interface CallResult extends InvokeResult {
+  /** Its outcome; absent for a workflow's run submitted before, or an invocation that is gone. */
+  done?: CompletedInvocation;
+  /** The outcome was stored before this call came (an idempotent request made again): the answer carries the end of its retention. */
+  stored?: boolean;
 }
 
 export type OutputState = { state: 'missing' } | { state: 'pending' } | ({ state: 'completed' } & CompletedInvocation);
@@ -73,18 +76,32 @@ export interface Placement {
   forward(partition: number, op: ForwardedOp, args: unknown[]): Promise<unknown>;
 }
 
-/** What one node asks of the owner of a partition (runtime.ts `serve`). */
-export type ForwardedOp =
-  | 'invoke'
-  | 'attach'
-  | 'output'
-  | 'signal'
-  | 'submitStateMutation'
-  | 'setVqueuePaused'
-  | 'deliver'
-  | 'forget'
-  | 'subscriptionProgress'
-  | `operator.${'cancel' | 'kill' | 'pause' | 'resume' | 'purge' | 'purgeJournal' | 'restartAsNew'}`;
+/**
+ * What one node asks of the owner of a partition (runtime.ts `serve`), and whether the asking
+ * node may send it again when the owner's answer was lost: only what does nothing twice
+ * (creations are created once by their id, reads, deliveries recognised by their message id).
+ */
+export const FORWARDED_OPS = {
+  create: { resendable: true },
+  call: { resendable: true },
+  attach: { resendable: true },
+  output: { resendable: true },
+  signal: { resendable: true },
+  submitStateMutation: { resendable: false },
+  setVqueuePaused: { resendable: true },
+  deliver: { resendable: true },
+  forget: { resendable: true },
+  subscriptionProgress: { resendable: true },
+  'operator.cancel': { resendable: false },
+  'operator.kill': { resendable: false },
+  'operator.pause': { resendable: false },
+  'operator.resume': { resendable: false },
+  'operator.purge': { resendable: false },
+  'operator.purgeJournal': { resendable: false },
+  'operator.restartAsNew': { resendable: false },
+} as const satisfies Record<string, { resendable: boolean }>;
+
+export type ForwardedOp = keyof typeof FORWARDED_OPS;
 
 /**
  * The node that owns this partition consumes every subscription (server.ts): with several

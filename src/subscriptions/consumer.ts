@@ -24,7 +24,7 @@ import type { MessageSource, SourceMessage } from './source.js';
 
 /** What the engine needs of the runtime (runtime.ts). */
 export interface SinkRuntime {
-  invoke(req: InvokeRequest): Promise<InvokeResult>;
+  invoke(req: InvokeRequest, handler?: EffectiveHandler): Promise<InvokeResult>;
   attach(id: string): Promise<CompletedInvocation | undefined>;
 }
 
@@ -125,7 +125,7 @@ export class SubscriptionConsumer {
       try {
         const handler = this.handler();
         if (!handler) throw new Error(`the sink ${this.subscription.sink} is not registered`);
-        const { invocationId } = await this.deps.runtime.invoke(invocationRequestOf(this.subscription.id, handler, m));
+        const { invocationId } = await this.deps.runtime.invoke(invocationRequestOf(this.subscription.id, handler, m), handler);
         // The slot stays taken until the invocation completes: that is the back-pressure.
         void this.deps.runtime.attach(invocationId).catch(() => undefined).finally(() => this.inFlight.release());
         return;

@@ -282,3 +282,46 @@ export function startProcessMetrics(): void {
 export async function metricsText(): Promise<{ contentType: string; body: string }> {
   return { contentType: metricsRegistry.contentType, body: await metricsRegistry.metrics() };
 }
+
+// ---------------------------------------------------------------------------------------------
+// How often a request's facts are worked out (src/registry/registry.ts, src/runtime/runtime.ts):
+// one handler look-up and one runtime operation per ingress call is the design, and
+// test/e2e/commit-count.test.ts holds it there.
+
+let handlerLookups = 0;
+
+/** `redstate_registry_handler_lookups_total`: handlers resolved in the registry. */
+new Counter({
+  name: 'redstate_registry_handler_lookups_total',
+  help: 'Handlers resolved in the registry (a request resolves its handler once and carries it)',
+  registers,
+  collect() {
+    this.reset();
+    this.inc(handlerLookups);
+  },
+});
+
+export function recordHandlerLookup(): void {
+  handlerLookups++;
+}
+
+const runtimeOperationCounts = new Tally<'operation'>();
+const runtimeOperationCells = new Map<string, Cell>();
+
+/** `redstate_runtime_operations_total{operation}`: operations of the runtime's face entered on this node (forwarded ones where they were entered). */
+new Counter({
+  name: 'redstate_runtime_operations_total',
+  help: "Operations of the runtime's face entered on this node, by operation",
+  labelNames: ['operation'] as const,
+  registers,
+  collect() {
+    runtimeOperationCounts.reportCounter(this);
+  },
+});
+
+/** `operation`: one of the runtime's own fixed operation names. */
+export function recordRuntimeOperation(operation: string): void {
+  let cell = runtimeOperationCells.get(operation);
+  if (cell === undefined) runtimeOperationCells.set(operation, (cell = runtimeOperationCounts.cell({ operation })));
+  cell.value++;
+}

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { createSubscription, emptyExtras, parseSource, type Subscription } from '../../src/registry/extras.js';
 import type { EffectiveHandler } from '../../src/registry/types.js';
-import { identityOf } from '../../src/runtime/services/identity.js';
+import { derivedId } from '../../src/runtime/services/admission.js';
 import type { InvokeRequest } from '../../src/runtime/types.js';
 import { SubscriptionConsumer, type SinkRuntime } from '../../src/subscriptions/consumer.js';
 import { InFlight } from '../../src/subscriptions/in-flight.js';
@@ -68,11 +68,11 @@ test("a message becomes a request with its key, Restate's Kafka headers and an i
     { key: 'source', value: 'test' },
   ]);
   t.is(req.invokedBy, 'subscription');
-  const id = identityOf(req, vo);
+  const id = derivedId(req, vo);
   t.truthy(id);
-  t.is(identityOf(invocationRequestOf('sub_1', vo, message(7, 'k1?>')), vo), id, 'the same message, the same id');
-  t.not(identityOf(invocationRequestOf('sub_1', vo, message(8, 'k1?>')), vo), id);
-  t.not(identityOf(invocationRequestOf('sub_2', vo, message(7, 'k1?>')), vo), id);
+  t.is(derivedId(invocationRequestOf('sub_1', vo, message(7, 'k1?>')), vo), id, 'the same message, the same id');
+  t.not(derivedId(invocationRequestOf('sub_1', vo, message(8, 'k1?>')), vo), id);
+  t.not(derivedId(invocationRequestOf('sub_2', vo, message(7, 'k1?>')), vo), id);
   t.is(invocationRequestOf('sub_1', vo, message(9)).target.key, '', 'no key: the empty key');
   t.false('key' in invocationRequestOf('sub_1', handlerOf('Service'), message(9, 'k1')).target, 'a service has no key');
 });
@@ -139,7 +139,7 @@ function memoryRuntime(stored: Set<string>, log: InvokeRequest[], handler: Effec
   return {
     async invoke(req) {
       await sleep(Math.random() * 5);
-      const id = identityOf(req, handler)!;
+      const id = derivedId(req, handler)!;
       if (stored.has(id)) return { invocationId: id, previous: true };
       stored.add(id);
       log.push(req);

@@ -126,7 +126,8 @@ export class Attempt implements AttemptHandle {
     let setupError: string | undefined;
     recordEnqueue(actor.partition);
     try {
-      session = sessionFor(deps.registry, deps.enableProtocolV7, actor.id, context);
+      session = sessionFor(deps.registry, deps.enableProtocolV7, actor.id, context, actor.handler);
+      actor.handler = session.handler;
       this.span = startAttemptSpan({ invocationId: actor.id, target: context.target, attempt: context.retryCount + 1, deploymentId: session.deployment.id, parent: context.traceparent });
       const stream = this.span ? { ...session.stream, headers: { ...session.stream.headers, traceparent: this.span.traceparent() } } : session.stream;
       this.stream = deps.transport.open(stream, this.streamHandlers(session));

@@ -21,9 +21,10 @@ export interface Session {
   stream: StreamTarget;
 }
 
-export function sessionFor(registry: Registry, enableV7: boolean, id: string, context: InvocationContext): Session {
+/** `admitted`: the handler the invocation was admitted with, used while the registry has not changed since. */
+export function sessionFor(registry: Registry, enableV7: boolean, id: string, context: InvocationContext, admitted?: EffectiveHandler): Session {
   const { target } = context;
-  const handler = registry.resolveHandler(target.service, target.handler);
+  const handler = admitted?.generation === registry.generation ? admitted : registry.resolveHandler(target.service, target.handler);
   if (!handler) throw new Error(`service '${target.service}' handler '${target.handler}' is not registered`);
   const pinned = context.deploymentId !== undefined && context.deploymentId !== handler.deployment.id ? registry.getDeployment(context.deploymentId) : undefined;
   const deployment = pinned ?? handler.deployment;

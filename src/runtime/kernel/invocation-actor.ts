@@ -16,6 +16,7 @@ import {
   type InvocationEvent,
   type InvocationInput,
 } from '../../../machines/invocation.js';
+import type { EffectiveHandler } from '../../registry/types.js';
 import type { JournalEntry, OutboxMessage, Store, Timer, Transition } from '../../store/types.js';
 import type { PersistedInvocation } from '../../model/persisted.js';
 import { isSatisfied } from './awaiting.js';
@@ -94,6 +95,8 @@ interface Advanced {
 
 export class InvocationActor {
   attempt: AttemptHandle | undefined;
+  /** The handler it was admitted with (services/admission.ts); undefined once reloaded from the store. */
+  handler: EffectiveHandler | undefined;
   private readonly queue = new SerialQueue();
   private broken = false;
   /** Left memory (kernel/retired.ts): every later job is refused. */
@@ -122,10 +125,14 @@ export class InvocationActor {
     return new InvocationActor(ports, persisted.context.id, partition, restoreInvocation(persisted), new JournalView(entries), true);
   }
 
-  /** Creates and commits a new invocation with its first journal entries (Input), then starts it. */
-  static async create(ports: ActorPorts, partition: number, input: InvocationInput, entries: JournalEntry[], extra: ExtraWrites = {}): Promise<InvocationActor> {
+  /**
+   * Creates and commits a new invocation with its first journal entries (Input), then starts
+   * it. `handler`: the one it was admitted with, which its attempts use while it is current.
+   */
+  static async create(ports: ActorPorts, partition: number, input: InvocationInput, entries: JournalEntry[], extra: ExtraWrites = {}, handler?: EffectiveHandler): Promise<InvocationActor> {
     const [snapshot, actions] = invocationSteps.initial(input);
     const actor = new InvocationActor(ports, input.id, partition, snapshot, new JournalView(), false);
+    actor.handler = handler;
     const init: SteppedEvent = { event: { type: 'xstate.init', now: input.now }, snapshot };
     await actor.run(() => actor.store({ snapshot, effects: invocationEffects(actions), changed: true, steps: [init] }, { entries, write: extra }));
     return actor;

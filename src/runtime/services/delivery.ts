@@ -9,16 +9,17 @@
  */
 import { encodeNotification, MessageType, type Notification } from '../../protocol/messages.js';
 import type { Registry } from '../../registry/registry.js';
-import { isWorkflowRun } from '../../registry/types.js';
+import { isWorkflowRun, type EffectiveHandler } from '../../registry/types.js';
 import { Fenced, type OutboxMessage, type Store } from '../../store/types.js';
 import { isWorkflowRunContext, RecordKind } from '../../model/persisted.js';
 import { completionResult, messageResult, NOT_FOUND } from '../kernel/results.js';
 import type { JournalView } from '../kernel/journal.js';
 import type { ExtraWrites } from '../kernel/plan.js';
 import type { Caller, OutboxBody } from '../../model/outbox.js';
-import type { Placement, RemoteDelivery } from '../types.js';
+import type { InvokeRequest, Placement, RemoteDelivery } from '../types.js';
 import type { ActorCache } from './actors.js';
 import type { Invocations } from './invocations.js';
+import type { Admission } from './admission.js';
 import type { RetryScheduler } from './retry.js';
 import { outboxMessages } from '../../telemetry/metrics.js';
 
@@ -27,6 +28,8 @@ export interface DeliveryDeps {
   readonly registry: Registry;
   readonly actors: ActorCache;
   readonly invocations: Invocations;
+  /** What a request implies, decided once (services/admission.ts). */
+  admit(req: InvokeRequest, handler?: EffectiveHandler): Admission;
   readonly retry: RetryScheduler;
   /** Messages whose target partition another node owns are applied by that node. */
   readonly placement: Placement;
@@ -194,7 +197,7 @@ export class Delivery {
     }
     const handler = this.deps.registry.resolveHandler(body.target.service, body.target.handler);
     if (!handler) throw new Error(`callee ${body.target.service}/${body.target.handler} is not registered`);
-    const created = await this.deps.invocations.invoke({
+    const created = await this.deps.invocations.create(this.deps.admit({
       target: body.target,
       input: Buffer.from(body.input, 'base64'),
       headers: body.headers,
@@ -205,7 +208,7 @@ export class Delivery {
       ...(body.parent ? { parent: body.parent } : {}),
       ...(body.executeAt !== undefined ? { executeAt: body.executeAt } : {}),
       ...(body.idempotencyKey !== undefined ? { idempotencyKey: body.idempotencyKey } : {}),
-    });
+    }, handler));
     // Another caller created it between the check above and this creation.
     if (created.previous && body.caller) await this.answerCallToExisting(body.caller, body.invocationId, isWorkflowRun(handler));
   }

@@ -1,32 +1,21 @@
 /**
- * Creating invocations and answering for their results: invoke (once per deterministic id),
- * attach (wait for the result), output (peek at it), and the waiters a completion answers.
+ * Creating invocations and answering for their results: create (once per deterministic id),
+ * call (create and wait), attach (wait for the result), output (peek at it), and the waiters a
+ * completion answers. What a request implies was decided at its admission (./admission.ts).
  */
-import type { InvocationInput } from '../../../machines/invocation.js';
-import { encodeInputCommand, MessageType } from '../../protocol/messages.js';
-import { invocationIdToString, newInvocationId, partitionKeyOf, randomPartitionKey } from '../../protocol/ids.js';
-import type { Registry } from '../../registry/registry.js';
-import { vqueueIdOf } from '../../registry/resource-id.js';
-import type { EffectiveHandler } from '../../registry/types.js';
-import type { JournalEntry } from '../../store/types.js';
 import { InvocationActor, type ActorPorts } from '../kernel/invocation-actor.js';
 import type { ObjectLocks } from '../kernel/object-keys.js';
-import { completedOf } from '../../model/persisted.js';
+import { completedOf, type CompletedInvocation } from '../../model/persisted.js';
 import { KeyedSerialQueue } from '../../serial-queue.js';
-import { randomKeyIn } from '../../model/partitioning.js';
-import type { CompletedInvocation } from '../../model/persisted.js';
-import type { InvokeRequest, InvokeResult, OutputState, Placement } from '../types.js';
+import type { CallResult, InvokeResult, OutputState, Placement } from '../types.js';
 import type { ActorCache } from './actors.js';
-import { identityOf, isExclusive, retentionOf } from './identity.js';
+import type { Admission } from './admission.js';
 
 export interface InvocationsDeps {
-  readonly registry: Registry;
   readonly actors: ActorCache;
   readonly locks: ObjectLocks;
   readonly ports: ActorPorts;
   readonly placement: Placement;
-  readonly partitions: number;
-  now(): number;
 }
 
 /** How often a wait for an invocation another node runs looks at the store. */
@@ -40,45 +29,33 @@ export class Invocations {
   constructor(private readonly deps: InvocationsDeps) {}
 
   /**
-   * Creates an invocation durably; resolves once it is committed. An invocation with an
-   * idempotency key, or a workflow's run, has an id derived from what identifies it; when that
-   * invocation exists already it is not created again (`previous: true`).
+   * Creates an admitted invocation durably; resolves once it is committed. One that must exist
+   * once (`Admission.once`) and exists already is not created again (`previous: true`).
    */
-  async invoke(req: InvokeRequest): Promise<InvokeResult> {
-    const handler = this.deps.registry.resolveHandler(req.target.service, req.target.handler);
-    const dedupe = identityOf(req, handler);
-    const id =
-      req.invocationId ??
-      dedupe ??
-      invocationIdToString(newInvocationId(this.partitionKeyFor(req.target.scope ?? req.target.key)));
-    if (!dedupe && !req.createOnce) return this.create(id, req, handler);
-    return this.creating.run(id, async () => {
-      if (this.deps.actors.has(id) || (await this.deps.actors.stored(id))) return { invocationId: id, previous: true };
-      return this.create(id, req, handler);
+  async create(a: Admission): Promise<InvokeResult> {
+    if (!a.once) return this.createNew(a);
+    return this.creating.run(a.id, async () => {
+      if (this.deps.actors.has(a.id) || (await this.deps.actors.stored(a.id))) return { invocationId: a.id, previous: true };
+      return this.createNew(a);
     });
   }
 
   /**
-   * The partition the request's invocation will live in, and its id when that is known before
-   * creation; undefined when any partition will do (one owned here is taken).
+   * Creates the invocation and waits for its outcome: one operation, so a call forwarded to the
+   * partition's owner crosses once. A workflow's run submitted before is answered at once (the
+   * caller answers 409); another request that existed before (its idempotency key) gets that
+   * invocation's outcome, `stored` when it had completed already (reference §2.5, §2.6).
    */
-  placementOf(req: InvokeRequest): { partition: number; id: string } | undefined {
-    const key = req.target.scope ?? req.target.key;
-    // A node that owns nothing (yet) has the invocation created wherever its random id falls.
-    const anywhere = this.deps.placement.owned().length === 0 ? randomPartitionKey() : undefined;
-    const partitionKey = key !== undefined ? partitionKeyOf(key) : anywhere;
-    const id =
-      req.invocationId ??
-      identityOf(req, this.deps.registry.resolveHandler(req.target.service, req.target.handler)) ??
-      (partitionKey !== undefined ? invocationIdToString(newInvocationId(partitionKey)) : undefined);
-    return id === undefined ? undefined : { partition: this.deps.actors.partitionOf(id), id };
-  }
-
-  /** A key's partition key; without a key one of a partition this node owns, so the invocation runs here. */
-  private partitionKeyFor(key: string | undefined): bigint {
-    if (key !== undefined) return partitionKeyOf(key);
-    const owned = this.deps.placement.owned();
-    return randomKeyIn(owned[Math.floor(Math.random() * owned.length)] ?? 0, this.deps.partitions);
+  async call(a: Admission): Promise<CallResult> {
+    const created = await this.create(a);
+    if (created.previous) {
+      if (a.workflowRun) return created;
+      const before = await this.output(a.id);
+      if (before.state === 'completed') return { ...created, done: before, stored: true };
+      if (before.state === 'missing') return created;
+    }
+    const done = await this.attach(a.id);
+    return done ? { ...created, done } : created;
   }
 
   /** The result once the invocation completes; undefined if there is no such invocation. */
@@ -111,24 +88,21 @@ export class Invocations {
     if (done) for (const w of waiting ?? []) w(done);
   }
 
-  private async create(id: string, req: InvokeRequest, handler: EffectiveHandler | undefined): Promise<InvokeResult> {
-    const partition = this.deps.actors.partitionOf(id);
-    const now = this.deps.now();
-    const input = this.inputOf(id, req, handler, now);
-    const entries: JournalEntry[] = req.journal ?? [{ type: MessageType.InputCommand, payload: encodeInputCommand({ headers: req.headers, value: req.input, name: '' }) }];
-    const delayed = req.executeAt !== undefined && req.executeAt > now;
+  private async createNew(a: Admission): Promise<InvokeResult> {
+    const { input, partition, entries } = a;
     // A scoped invocation asks its scope for a slot once it is stored (machines/invocation.ts
     // `requestSlot`), and takes its key's lock only once it has one.
     const actor =
-      input.exclusive && !input.gated && !delayed
-        ? await this.createHoldingLock(partition, input, entries)
-        : await InvocationActor.create(this.deps.ports, partition, input, entries);
+      input.exclusive && !input.gated && !a.delayed
+        ? await this.createHoldingLock(a)
+        : await InvocationActor.create(this.deps.ports, partition, input, entries, {}, a.handler);
     if (actor.status !== 'completed') this.deps.actors.add(actor);
-    return { invocationId: id, previous: false, ...(req.executeAt !== undefined ? { executeAt: Math.max(req.executeAt, now) } : {}) };
+    return { invocationId: a.id, previous: false, ...(input.executeAt !== undefined ? { executeAt: Math.max(input.executeAt, input.now) } : {}) };
   }
 
   /** Taking the key's lock (or a place in its inbox) is part of the creating commit. */
-  private async createHoldingLock(partition: number, input: InvocationInput, entries: JournalEntry[]): Promise<InvocationActor> {
+  private async createHoldingLock(a: Admission): Promise<InvocationActor> {
+    const { input, partition, entries } = a;
     const { service, key, scope } = input.target;
     return this.deps.locks.with(
       partition,
@@ -137,7 +111,7 @@ export class Invocations {
       async (lock) => {
         let created: InvocationActor | undefined;
         await lock.change({ type: 'acquire', invocationId: input.id }, async (change) => {
-          created = await InvocationActor.create(this.deps.ports, partition, { ...input, lockHeld: change.granted.includes(input.id) }, entries, { records: [change.record] });
+          created = await InvocationActor.create(this.deps.ports, partition, { ...input, lockHeld: change.granted.includes(input.id) }, entries, { records: [change.record] }, a.handler);
           // Known before the key's queue moves on, so a grant finds this actor, not a second copy.
           if (created.status !== 'completed') this.deps.actors.add(created);
         });
@@ -145,42 +119,6 @@ export class Invocations {
       },
       scope,
     );
-  }
-
-  private inputOf(id: string, req: InvokeRequest, handler: EffectiveHandler | undefined, now: number): InvocationInput {
-    const exclusive = handler !== undefined && isExclusive(handler) && req.target.key !== undefined;
-    const delayed = req.executeAt !== undefined && req.executeAt > now;
-    const idempotencyKey = req.idempotencyKey ?? req.autoIdempotencyKey;
-    // Pinned now unless it starts later: the first attempt would pin the same deployment, and
-    // folding that into the creating commit saves a machine transition per invocation.
-    const deploymentId = req.deploymentId ?? (!delayed ? handler?.deployment.id : undefined);
-    return {
-      id,
-      target: req.target,
-      invokedBy: req.invokedBy,
-      retryPolicy: req.retryPolicy,
-      now,
-      ...(exclusive ? { exclusive } : {}),
-      ...(handler ? { completionRetention: retentionOf(req, handler) } : {}),
-      ...(req.caller ? { caller: req.caller } : {}),
-      ...(req.parent ? { parent: req.parent } : {}),
-      ...(req.subscriptionId !== undefined ? { subscriptionId: req.subscriptionId } : {}),
-      ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
-      ...(req.executeAt !== undefined ? { executeAt: req.executeAt } : {}),
-      ...(req.restartedFrom !== undefined ? { restartedFrom: req.restartedFrom } : {}),
-      ...(deploymentId !== undefined ? { deploymentId } : {}),
-      ...(req.traceparent ? { traceparent: req.traceparent } : {}),
-      ...this.flowOf(req, exclusive),
-    };
-  }
-
-  /** A scoped invocation waits for its scope's limiter; its virtual queue is named by service, scope, limit key and lock. */
-  private flowOf(req: InvokeRequest, exclusive: boolean): Partial<InvocationInput> {
-    const { scope, service, key } = req.target;
-    if (scope === undefined) return {};
-    const lockName = exclusive ? `${service}/${key!}` : null;
-    const vqueueId = vqueueIdOf(partitionKeyOf(scope), [service, scope, req.limitKey ?? null, lockName]);
-    return { gated: true, vqueueId, ...(req.limitKey !== undefined ? { limitKey: req.limitKey } : {}) };
   }
 
   /**

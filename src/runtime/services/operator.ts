@@ -25,12 +25,17 @@ import { isWorkflowRunContext } from '../../model/persisted.js';
 import { timerOf } from '../../model/timers.js';
 import type { ActorCache } from './actors.js';
 import type { Invocations } from './invocations.js';
+import type { Admission } from './admission.js';
+import type { EffectiveHandler } from '../../registry/types.js';
+import type { InvokeRequest } from '../types.js';
 
 export interface OperatorDeps {
   readonly store: Store;
   readonly registry: Registry;
   readonly actors: ActorCache;
   readonly invocations: Invocations;
+  /** What a request implies, decided once (services/admission.ts). */
+  admit(req: InvokeRequest, handler?: EffectiveHandler): Admission;
   now(): number;
 }
 
@@ -277,7 +282,7 @@ export async function restartAsNew(rt: OperatorDeps, id: string, opts: RestartOp
   }
   const { headers, value } = decodeInputCommand(input.payload);
   const newId = invocationIdToString(newInvocationId(parseInvocationId(id).partitionKey));
-  await rt.invocations.invoke({
+  await rt.invocations.create(rt.admit({
     target: old.target,
     input: value,
     headers,
@@ -289,7 +294,7 @@ export async function restartAsNew(rt: OperatorDeps, id: string, opts: RestartOp
     ...(deploymentId !== undefined ? { deploymentId } : {}),
     // A scoped invocation restarts in its scope and queue, under the same limit rules.
     ...(old.limitKey !== undefined ? { limitKey: old.limitKey } : {}),
-  });
+  }));
   return { newInvocationId: newId };
 }
 
