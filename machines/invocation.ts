@@ -10,7 +10,7 @@
  * State names follow Restate's `sys_invocation.status` values (reference-behavior.md §3.6):
  * scheduled, running, suspended, backingOff (`backing-off`), paused, completed.
  */
-import { assign, setup } from 'xstate';
+import { assign, setup, type SnapshotFrom } from 'xstate';
 import { Stepper } from './stepper.js';
 
 export interface RetryPolicy {
@@ -130,7 +130,9 @@ export interface ArmTimer {
 
 /**
  * The effects a transition asks for, as data: the runtime commits the transition, then performs
- * them (design.md, "The invariant"). They are the machine's declared actions below.
+ * them (design.md, "The invariant"). Each is one of the machine's actions (`effectActions`,
+ * declared so the graph shows them, doing nothing here); src/runtime/kernel/effects.ts says
+ * what each becomes in the store, src/runtime/services/after-commit.ts what each does.
  */
 export type InvocationEffect =
   | { type: 'startAttempt' }
@@ -144,12 +146,32 @@ export type InvocationEffect =
   /** Answer whoever waits for the result (callers, attach). */
   | { type: 'respond' };
 
-const EFFECT_TYPES: ReadonlySet<string> = new Set<InvocationEffect['type']>(['startAttempt', 'armTimer', 'requestLock', 'requestSlot', 'releaseLock', 'respond']);
+const declared = () => {};
+const effectActions = {
+  startAttempt: declared,
+  armTimer: (_: unknown, _params: ArmTimer) => {},
+  requestLock: declared,
+  requestSlot: declared,
+  releaseLock: declared,
+  respond: declared,
+} satisfies Record<InvocationEffect['type'], unknown>;
 
 /** The effects among the actions a step collected (`invocationSteps`), in order; built-in actions such as `assign` are left out. */
 export function invocationEffects(actions: ReadonlyArray<{ type: string; params?: unknown }>): InvocationEffect[] {
-  return actions.filter((a) => EFFECT_TYPES.has(a.type)).map((a) => (a.type === 'armTimer' ? { type: a.type, params: a.params as ArmTimer } : { type: a.type }) as InvocationEffect);
+  return actions.filter((a) => a.type in effectActions).map((a) => (a.type === 'armTimer' ? { type: a.type, params: a.params as ArmTimer } : { type: a.type }) as InvocationEffect);
 }
+
+/**
+ * What the runtime asks of a state, answered by the machine (XState tags on its states):
+ * - `waiting`: it only waits for something from outside (a notification, a timer, an operator)
+ *   and loses nothing by leaving memory; not `backingOff`, whose failures since the journal last
+ *   grew are kept in memory only (Start field 7, which an SDK's run retry policy counts on);
+ * - `mustAct`: it must act at once after a restart (an attempt, a lock or slot to ask for);
+ * - `signallable`: it has started and not ended, so a signal reaches its journal;
+ * - `notStarted`: it has not started; a cancel or kill frees it;
+ * - `startTimer` / `retryTimer`: its start / retry timer is what it waits for.
+ */
+export type InvocationTag = 'waiting' | 'mustAct' | 'signallable' | 'notStarted' | 'startTimer' | 'retryTimer';
 
 export type InvocationEvent =
   | { type: 'timerDue'; now: number }
@@ -189,17 +211,9 @@ export const invocationMachine = setup({
     context: {} as InvocationContext,
     events: {} as InvocationEvent,
     input: {} as InvocationInput,
+    tags: {} as InvocationTag,
   },
-  actions: {
-    // Effects: declared here so the graph shows them; the runtime performs them after commit.
-    // The shapes are InvocationEffect's.
-    startAttempt: () => {},
-    armTimer: (_, _params: ArmTimer) => {},
-    requestLock: () => {},
-    requestSlot: () => {},
-    releaseLock: () => {},
-    respond: () => {},
-  },
+  actions: effectActions,
   guards: {
     delayed: ({ context }) => context.scheduledStartAt !== undefined,
     waitsForLock: ({ context }) => context.exclusive === true,
@@ -246,6 +260,7 @@ export const invocationMachine = setup({
       ],
     },
     scheduled: {
+      tags: ['waiting', 'notStarted', 'startTimer'],
       entry: { type: 'armTimer', params: ({ context }) => ({ kind: 'start' as const, dueAt: context.scheduledStartAt! }) },
       on: {
         timerDue: [
@@ -257,6 +272,7 @@ export const invocationMachine = setup({
     },
     /** Queued for its scope's slot, then behind the key's lock (sys_invocation status `pending`). */
     pending: {
+      tags: ['mustAct', 'notStarted'],
       on: {
         slotGranted: [
           { guard: 'lockNotYetHeld', actions: [assign({ slotHeld: true, modifiedAt: ({ event }) => event.now }), 'requestLock'] },
@@ -266,6 +282,7 @@ export const invocationMachine = setup({
       },
     },
     running: {
+      tags: ['mustAct', 'signallable'],
       entry: [
         assign({ runningAt: ({ context }) => context.runningAt ?? context.modifiedAt, lastStartAt: ({ context }) => context.modifiedAt, awaiting: undefined }),
         'startAttempt',
@@ -328,6 +345,7 @@ export const invocationMachine = setup({
       },
     },
     suspended: {
+      tags: ['waiting', 'signallable'],
       on: {
         wake: { target: 'running', actions: assign({ modifiedAt: ({ event }) => event.now }) },
         pause: { target: 'paused', actions: assign({ modifiedAt: ({ event }) => event.now }) },
@@ -336,6 +354,7 @@ export const invocationMachine = setup({
       },
     },
     backingOff: {
+      tags: ['signallable', 'retryTimer'],
       entry: { type: 'armTimer', params: ({ context }) => ({ kind: 'retry' as const, dueAt: context.nextRetryAt! }) },
       on: {
         timerDue: {
@@ -347,6 +366,7 @@ export const invocationMachine = setup({
     },
     /** Retries exhausted with onMaxAttempts=Pause, or paused by an operator: waits for resume. */
     paused: {
+      tags: ['waiting', 'signallable'],
       on: {
         resume: { target: 'running', actions: assign({ modifiedAt: ({ event }) => event.now }) },
         pinDeployment: { actions: assign({ deploymentId: ({ event }) => event.deploymentId, modifiedAt: ({ event }) => event.now }) },
@@ -375,6 +395,16 @@ export const invocationSteps = new Stepper(invocationMachine, {
   retryPolicy: { initialInterval: 0, exponentiationFactor: 1, maxAttempts: null, maxInterval: 0, onMaxAttempts: 'Pause' },
   now: 0,
 });
+
+/** A state of the machine (`created` is left at once: no invocation is stored in it). */
+export type InvocationState = SnapshotFrom<typeof invocationMachine>['value'];
+
+const TAGS: ReadonlyMap<string, ReadonlySet<string>> = new Map(Object.entries(invocationMachine.states).map(([name, node]) => [name, new Set(node.tags)]));
+
+/** Whether a state carries a tag; for a stored state value, which has no snapshot to ask. */
+export function stateHasTag(state: string, tag: InvocationTag): boolean {
+  return TAGS.get(state)?.has(tag) ?? false;
+}
 
 /** Restate's status name for a state of this machine (sys_invocation.status). */
 export function statusOf(value: string): string {

@@ -1,84 +1,65 @@
 /**
- * The runtime's composition root and its face towards the ingress and the admin API.
+ * The runtime's composition root and its face towards the ingress, the admin API, the
+ * subscriptions and the other nodes. Wiring only: it builds the parts, gives each the narrow
+ * interface it needs, and sends each face method to where it is done.
  *
- * It builds the parts and wires them: the kernel (kernel/: actors that commit, then perform),
- * the invoker (invoker/: attempts towards deployments) and the services (services/: creating
- * invocations, delivering outbox messages and timers, locks, operator actions, recovery).
- * Each part gets only the narrow interface it needs; this file is the one place that knows
- * them all. Imports point downwards: runtime.ts → services → invoker → kernel.
+ * The parts: the kernel (kernel/: actors that commit, then perform), the invoker (invoker/:
+ * attempts towards deployments) and the services (services/: admission, creating invocations,
+ * what a commit's effects do, delivery, timers, locks and slots, operator actions, a
+ * partition's recovery). Operations that run on a partition's owner go through one table
+ * (operations.ts). Imports point downwards: runtime.ts → operations.ts → services → invoker → kernel.
  */
 import type { Config } from '../config.js';
-import { Conflict, Misdirected, NotFound } from '../errors.js';
-import { MessageType, type Notification } from '../protocol/messages.js';
+import { Conflict, NotFound } from '../errors.js';
+import type { CompletedInvocation } from '../model/persisted.js';
+import { partitionOf, partitionOfId, partitionOfTarget } from '../model/partitioning.js';
+import { MessageType } from '../protocol/messages.js';
 import { Transport } from '../protocol/transport.js';
 import type { Registry } from '../registry/registry.js';
+import { vqueuePartitionKey } from '../registry/resource-id.js';
+import type { EffectiveHandler } from '../registry/types.js';
 import { HeldWrites } from '../store/held-writes.js';
 import type { Store } from '../store/types.js';
-import { vqueuePartitionKey } from '../registry/resource-id.js';
-import { partitionOf, partitionOfTarget } from '../model/partitioning.js';
 import { Attempt } from './invoker/attempt.js';
 import { PromiseQueues } from './invoker/commands/promise-records.js';
-import { WAITING, type ActorPorts, type Committed, type InvocationActor } from './kernel/invocation-actor.js';
+import type { ActorPorts } from './kernel/invocation-actor.js';
 import { Limiters } from './kernel/limiters.js';
 import { ObjectLocks } from './kernel/object-keys.js';
+import { Operations, type LocalOps, type SignalResult } from './operations.js';
 import { ActorCache } from './services/actors.js';
+import { admit, type AdmissionDeps } from './services/admission.js';
+import { performCommitted, type AfterCommitDeps } from './services/after-commit.js';
 import { Attachments } from './services/attachments.js';
 import { Delivery } from './services/delivery.js';
-import { Invocations } from './services/invocations.js';
-import { admit, forwardable, type Admission, type AdmissionDeps } from './services/admission.js';
-import type { EffectiveHandler } from '../registry/types.js';
-import { recordRuntimeOperation } from '../telemetry/metrics.js';
-import { LockGrants } from './services/lock-grants.js';
-import { SlotGrants } from './services/slot-grants.js';
 import { flowRulesOf } from './services/flow-rules.js';
-import { operatorActions } from './services/operator.js';
-import { recover, recoverPartition, type RecoveryDeps } from './services/recovery.js';
-import { observeCommit } from './services/observe.js';
+import { Invocations } from './services/invocations.js';
+import { LockGrants } from './services/lock-grants.js';
+import { operatorActions, type DeploymentChoice, type Outcome, type RestartOptions, type Restarted } from './services/operator.js';
+import { Partitions } from './services/partitions.js';
 import { RetryScheduler } from './services/retry.js';
+import { SlotGrants } from './services/slot-grants.js';
 import { StateMutations, type StateMutation } from './services/state-mutations.js';
-import { fireTimer } from './services/timer-firing.js';
 import { TimerService } from './services/timer-arming.js';
-import { everyPartition, type ForwardedOp, type CallResult, type InvokeRequest, type InvokeResult, type Logger, type OutputState, type Placement, type Recovered, SUBSCRIPTIONS_PARTITION } from './types.js';
-import type { CompletedInvocation } from '../model/persisted.js';
-import { Fenced, type OutboxMessage } from '../store/types.js';
-import type { DeploymentChoice, Outcome, RestartOptions, Restarted } from './services/operator.js';
+import { fireTimer } from './services/timer-firing.js';
+import {
+  everyPartition,
+  SUBSCRIPTIONS_PARTITION,
+  type CallResult,
+  type ForwardedOp,
+  type InvokeRequest,
+  type InvokeResult,
+  type Logger,
+  type OutputState,
+  type Placement,
+  type Recovered,
+} from './types.js';
 
-type Operator = ReturnType<typeof operatorActions>;
-type SignalResult = { value: Uint8Array } | { failure: NonNullable<Notification['failure']> };
-
-/** The runtime's operations on one partition, as `serve` runs them for the partition's owner. */
-interface LocalOps {
-  create(a: Admission): Promise<InvokeResult>;
-  call(a: Admission): Promise<CallResult>;
-  attach(id: string): Promise<CompletedInvocation | undefined>;
-  output(id: string): Promise<OutputState>;
-  signal(id: string, signalId: number, result: SignalResult): Promise<void>;
-  submitStateMutation(m: StateMutation): Promise<void>;
-  setVqueuePaused(partition: number, vqueueId: string, paused: boolean): Promise<boolean>;
-  deliver(message: OutboxMessage): Promise<void>;
-  forget(message: OutboxMessage): Promise<void>;
-  'operator.cancel'(id: string): Promise<Outcome>;
-  'operator.kill'(id: string): Promise<Outcome>;
-  'operator.pause'(id: string): Promise<Outcome>;
-  'operator.resume'(id: string, deployment?: DeploymentChoice): Promise<Outcome>;
-  'operator.purge'(id: string): Promise<Outcome>;
-  'operator.purgeJournal'(id: string): Promise<Outcome>;
-  'operator.restartAsNew'(id: string, opts?: RestartOptions): Promise<Restarted>;
-  /** What this node's subscription consumers report (rows of `sys_subscription_progress`). */
-  subscriptionProgress(): Promise<unknown[]>;
-}
-
-/** What crosses to the owner: an admission goes without its handler, to be created once (services/admission.ts `forwardable`). */
-function travelling(op: ForwardedOp, args: unknown[]): unknown[] {
-  return op === 'create' || op === 'call' ? [forwardable(args[0] as Admission)] : args;
-}
+export type { Outcome as OperatorOutcome, DeploymentChoice, RestartOptions, Restarted } from './services/operator.js';
 
 /** A cancel sent by a handler to an invocation that does not exist or has completed is dropped, as in Restate. */
 function ignoreMissingOrCompleted(err: unknown): void {
   if (!(err instanceof NotFound) && !(err instanceof Conflict)) throw err;
 }
-
-export type { Outcome as OperatorOutcome, DeploymentChoice, RestartOptions, Restarted } from './services/operator.js';
 
 export class Runtime {
   private readonly retry: RetryScheduler;
@@ -92,11 +73,12 @@ export class Runtime {
   private readonly grants: LockGrants;
   private readonly mutations: StateMutations;
   private readonly timers: TimerService;
+  private readonly partitionsHere: Partitions;
+  private readonly afterCommit: AfterCommitDeps;
   private readonly admission: AdmissionDeps;
-  /** Operator actions of the admin API (services/operator.ts), run on the invocation's owner. */
-  readonly operator: Operator;
-  /** The same, here: for invocations of partitions this node owns. */
-  private readonly localOperator: Operator;
+  private readonly ops: Operations;
+  /** Where this node's subscription progress comes from (server.ts: the subscription engine). */
+  private progressHere: () => Promise<unknown[]> = () => Promise.resolve([]);
 
   constructor(
     readonly store: Store,
@@ -105,26 +87,28 @@ export class Runtime {
     readonly log: Logger,
     readonly transport = new Transport({ maxMessageBytes: config.requestSizeLimit }),
     /** Which partitions this node owns; all of them unless several nodes share the store. */
-    private readonly placement: Placement = everyPartition(config.partitions),
+    placement: Placement = everyPartition(config.partitions),
     /** Writes attempts hold back a moment; `store`'s state reads must settle them (server.ts). */
     private readonly held = new HeldWrites(),
   ) {
     const now = () => Date.now();
     this.retry = new RetryScheduler(log, (p) => placement.owns(p));
-    this.locks = new ObjectLocks(store, (partition, err) => this.partitionLost(partition, err));
+    const partitionLost = (partition: number, err: unknown) => this.partitionsHere.lost(partition, err);
+    this.locks = new ObjectLocks(store, partitionLost);
     this.limiters = new Limiters({
       store,
       now,
       rules: (scope) => flowRulesOf(registry.getExtras().rules, scope),
       granted: (ids, partition, scope, at) => this.slots.granted(ids, partition, scope, at),
-      lost: (partition, err) => this.partitionLost(partition, err),
+      lost: partitionLost,
     });
     const ports = this.ports(now);
     this.actors = new ActorCache(store, config.partitions, ports);
     this.slots = new SlotGrants({ store, limiters: this.limiters, actors: this.actors, retry: this.retry, now });
     this.admission = { registry, placement, partitions: config.partitions, now };
-    this.invocations = new Invocations({ actors: this.actors, locks: this.locks, ports, placement });
     const admitted = (req: InvokeRequest, handler?: EffectiveHandler) => admit(this.admission, req, handler);
+    this.invocations = new Invocations({ actors: this.actors, locks: this.locks, ports, placement });
+    const operator = operatorActions({ store, registry, actors: this.actors, invocations: this.invocations, admit: admitted, now });
     this.delivery = new Delivery({
       store,
       registry,
@@ -133,18 +117,48 @@ export class Runtime {
       retry: this.retry,
       placement,
       admit: admitted,
-      cancel: (id) => this.localOperator.cancel(id).then(() => undefined, ignoreMissingOrCompleted),
+      cancel: (id) => operator.cancel(id).then(() => undefined, ignoreMissingOrCompleted),
     });
     this.attachments = new Attachments({ store, actors: this.actors, invocations: this.invocations, delivery: this.delivery, retry: this.retry });
     this.mutations = new StateMutations({ store, locks: this.locks, partitions: config.partitions, retry: this.retry, granted: (ids) => ids.forEach((id) => this.grants.granted(id)) });
     this.grants = new LockGrants({ store, locks: this.locks, actors: this.actors, retry: this.retry, now, mutations: this.mutations });
     this.timers = new TimerService(store, (p, t) => fireTimer({ store, actors: this.actors, now }, p, t), now, (err) => log.error(`timer: ${String(err)}`));
-    this.localOperator = operatorActions({ store, registry, actors: this.actors, invocations: this.invocations, admit: admitted, now });
-    const owner = (name: keyof Operator) => (id: string, ...rest: unknown[]) =>
-      this.placement.owns(this.actors.partitionOf(id))
-        ? (this.localOperator[name] as (...a: unknown[]) => Promise<unknown>)(id, ...rest)
-        : this.placement.forward(this.actors.partitionOf(id), `operator.${name}`, [id, ...rest]);
-    this.operator = Object.fromEntries(Object.keys(this.localOperator).map((name) => [name, owner(name as keyof Operator)])) as Operator;
+    this.partitionsHere = new Partitions({
+      store,
+      partitions: config.partitions,
+      actors: this.actors,
+      delivery: this.delivery,
+      timers: this.timers,
+      mutations: this.mutations,
+      attachments: this.attachments,
+      retry: this.retry,
+      invocations: this.invocations,
+      locks: this.locks,
+      limiters: this.limiters,
+    });
+    this.afterCommit = { log, timers: this.timers, delivery: this.delivery, grants: this.grants, slots: this.slots, invocations: this.invocations, actors: this.actors };
+    const local: LocalOps = {
+      create: (a) => this.invocations.create(a),
+      call: (a) => this.invocations.call(a),
+      attach: (id) => this.invocations.attach(id),
+      output: (id) => this.invocations.output(id),
+      signal: async (id, signalId, result) => {
+        await this.delivery.notify(id, MessageType.SignalNotification, { signalId, ...result });
+      },
+      submitStateMutation: (m) => this.mutations.submit(m),
+      setVqueuePaused: (partition, vqueueId, paused) => this.slots.setPaused(partition, vqueueId, paused),
+      deliver: (m) => this.delivery.here('deliver', m),
+      forget: (m) => this.delivery.here('forget', m),
+      'operator.cancel': operator.cancel,
+      'operator.kill': operator.kill,
+      'operator.pause': operator.pause,
+      'operator.resume': operator.resume,
+      'operator.purge': operator.purge,
+      'operator.purgeJournal': operator.purgeJournal,
+      'operator.restartAsNew': operator.restartAsNew,
+      subscriptionProgress: () => this.progressHere(),
+    };
+    this.ops = new Operations(placement, local);
   }
 
   /**
@@ -154,80 +168,22 @@ export class Runtime {
    */
   invoke(req: InvokeRequest, handler?: EffectiveHandler): Promise<InvokeResult> {
     const a = admit(this.admission, req, handler);
-    return this.at(a.partition, 'create', [a]);
+    return this.ops.at(a.partition, 'create', [a]);
   }
 
   /** Creates an invocation and waits for its outcome, in one operation on the partition's owner. */
   call(req: InvokeRequest, handler?: EffectiveHandler): Promise<CallResult> {
     const a = admit(this.admission, req, handler);
-    return this.at(a.partition, 'call', [a]);
+    return this.ops.at(a.partition, 'call', [a]);
   }
 
   /** The result once the invocation completes; undefined if there is no such invocation. */
   attach(id: string): Promise<CompletedInvocation | undefined> {
-    return this.at(this.actors.partitionOf(id), 'attach', [id]);
+    return this.ops.at(this.partitionOf(id), 'attach', [id]);
   }
 
   output(id: string): Promise<OutputState> {
-    return this.at(this.actors.partitionOf(id), 'output', [id]);
-  }
-
-  /**
-   * Runs an operation here when this node owns the partition, else on its owner
-   * (`Placement.forward`, which calls `serve` there).
-   */
-  private at<Op extends ForwardedOp>(partition: number, op: Op, args: Parameters<LocalOps[Op]>): ReturnType<LocalOps[Op]> {
-    recordRuntimeOperation(op);
-    if (this.placement.owns(partition)) return (this.local[op] as (...a: unknown[]) => ReturnType<LocalOps[Op]>)(...args);
-    return this.placement.forward(partition, op, travelling(op, args)) as ReturnType<LocalOps[Op]>;
-  }
-
-  /**
-   * An operation another node forwarded here (src/cluster/). What this node does not own (any
-   * more) is refused with `Misdirected`, and the sender asks the owner it finds next.
-   */
-  serve(partition: number, op: ForwardedOp, args: unknown[]): Promise<unknown> {
-    if (!this.placement.owns(partition)) return Promise.reject(new Misdirected(partition));
-    // Refused by the store because the partition moved meanwhile: nothing was written, and the
-    // next owner can be asked.
-    return (this.local[op] as (...a: unknown[]) => Promise<unknown>)(...args).catch((err: unknown) => {
-      throw err instanceof Fenced && err.partition === partition ? new Misdirected(partition) : err;
-    });
-  }
-
-  /** Every operation a node may forward, done here. */
-  private readonly local: LocalOps = {
-    create: (a) => this.invocations.create(a),
-    call: (a) => this.invocations.call(a),
-    attach: (id) => this.invocations.attach(id),
-    output: (id) => this.invocations.output(id),
-    signal: async (id, signalId, result) => {
-      await this.delivery.notify(id, MessageType.SignalNotification, { signalId, ...result });
-    },
-    submitStateMutation: (m) => this.mutations.submit(m),
-    setVqueuePaused: (partition, vqueueId, paused) => this.slots.setPaused(partition, vqueueId, paused),
-    deliver: (m) => this.delivery.here('deliver', m),
-    forget: (m) => this.delivery.here('forget', m),
-    'operator.cancel': (id) => this.localOperator.cancel(id),
-    'operator.kill': (id) => this.localOperator.kill(id),
-    'operator.pause': (id) => this.localOperator.pause(id),
-    'operator.resume': (id, deployment) => this.localOperator.resume(id, deployment),
-    'operator.purge': (id) => this.localOperator.purge(id),
-    'operator.purgeJournal': (id) => this.localOperator.purgeJournal(id),
-    'operator.restartAsNew': (id, opts) => this.localOperator.restartAsNew(id, opts),
-    subscriptionProgress: () => this.progressHere(),
-  };
-
-  /** Where this node's subscription progress comes from (server.ts: the subscription engine). */
-  private progressHere: () => Promise<unknown[]> = () => Promise.resolve([]);
-
-  reportSubscriptionProgress(source: () => Promise<unknown[]>): void {
-    this.progressHere = source;
-  }
-
-  /** The subscriptions' progress as the node that consumes them reports it, from any node. */
-  subscriptionProgress(): Promise<unknown[]> {
-    return this.at(SUBSCRIPTIONS_PARTITION, 'subscriptionProgress', []);
+    return this.ops.at(this.partitionOf(id), 'output', [id]);
   }
 
   /**
@@ -236,12 +192,23 @@ export class Runtime {
    * §2.8). A target that does not exist or has completed is ignored, as Restate does.
    */
   signal(invocationId: string, signalId: number, result: SignalResult): Promise<void> {
-    return this.at(this.actors.partitionOf(invocationId), 'signal', [invocationId, signalId, result]);
+    return this.ops.at(this.partitionOf(invocationId), 'signal', [invocationId, signalId, result]);
   }
+
+  /** Operator actions of the admin API (services/operator.ts), run on the invocation's owner. */
+  readonly operator = {
+    cancel: (id: string): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.cancel', [id]),
+    kill: (id: string): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.kill', [id]),
+    pause: (id: string): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.pause', [id]),
+    resume: (id: string, deployment?: DeploymentChoice): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.resume', [id, deployment]),
+    purge: (id: string): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.purge', [id]),
+    purgeJournal: (id: string): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.purgeJournal', [id]),
+    restartAsNew: (id: string, opts?: RestartOptions): Promise<Restarted> => this.ops.at(this.partitionOf(id), 'operator.restartAsNew', [id, opts]),
+  };
 
   /** Admin `POST /services/{name}/state`: resolves once the mutation is stored (by the key's owner). */
   submitStateMutation(m: StateMutation): Promise<void> {
-    return this.at(partitionOfTarget(m, this.config.partitions), 'submitStateMutation', [m]);
+    return this.ops.at(partitionOfTarget(m, this.config.partitions), 'submitStateMutation', [m]);
   }
 
   /** The limit rules changed (admin): waiting invocations get what the new rules allow, at once. */
@@ -252,45 +219,36 @@ export class Runtime {
   /** Admin `POST /vqueues/{id}/pause|resume`: durable; a queue this server does not know is left alone. */
   setVqueuePaused(vqueueId: string, paused: boolean): Promise<boolean> {
     const partition = partitionOf(vqueuePartitionKey(vqueueId), this.config.partitions);
-    return this.at(partition, 'setVqueuePaused', [partition, vqueueId, paused]);
+    return this.ops.at(partition, 'setVqueuePaused', [partition, vqueueId, paused]);
+  }
+
+  reportSubscriptionProgress(source: () => Promise<unknown[]>): void {
+    this.progressHere = source;
+  }
+
+  /** The subscriptions' progress as the node that consumes them reports it, from any node. */
+  subscriptionProgress(): Promise<unknown[]> {
+    return this.ops.at(SUBSCRIPTIONS_PARTITION, 'subscriptionProgress', []);
+  }
+
+  /** An operation another node forwarded here (operations.ts `serve`). */
+  serve(partition: number, op: ForwardedOp, args: unknown[]): Promise<unknown> {
+    return this.ops.serve(partition, op, args);
   }
 
   /** At start-up, before serving (services/recovery.ts). */
   recover(): Promise<Recovered> {
-    return recover(this.recoveryDeps());
+    return this.partitionsHere.recoverAll();
   }
 
-  /**
-   * This node acquired the partition (src/cluster/): its recovery alone, as at start-up.
-   * Tried again, with backoff, while the store does not answer.
-   */
-  async acquirePartition(partition: number): Promise<Recovered> {
-    // Whatever was loaded of it while another node owned it (late jobs, reads) may be stale.
-    this.forgetPartition(partition);
-    try {
-      return await recoverPartition(this.recoveryDeps(), partition);
-    } catch (err) {
-      this.partitionLost(partition, err);
-      return { resumed: 0, redelivered: 0, mutations: 0, attaches: 0 };
-    }
+  /** This node acquired the partition (src/cluster/): services/partitions.ts. */
+  acquirePartition(partition: number): Promise<Recovered> {
+    return this.partitionsHere.acquire(partition);
   }
 
-  /**
-   * The partition moved to another node (its lease was handed over, lost or not renewed in
-   * time; commits there are refused already): its actors, attempts, timers, locks and limiters
-   * leave this node without committing anything. Calls waiting here are answered from the store.
-   */
+  /** The partition moved to another node: services/partitions.ts. */
   releasePartition(partition: number): void {
-    this.forgetPartition(partition);
-    this.invocations.moved(partition);
-  }
-
-  private forgetPartition(partition: number): void {
-    this.retry.forgetPartition(partition);
-    this.timers.disarm(partition);
-    this.actors.dropPartition(partition);
-    this.locks.forgetPartition(partition);
-    this.limiters.forgetPartition(partition);
+    this.partitionsHere.release(partition);
   }
 
   async stop(): Promise<void> {
@@ -301,16 +259,19 @@ export class Runtime {
     this.transport.close();
   }
 
-  /** What actors need from the runtime: stores, attempts, and the effects of their commits. */
+  private partitionOf(id: string): number {
+    return partitionOfId(id, this.config.partitions);
+  }
+
+  /** What actors need from the runtime: stores, attempts, and what their commits' effects do. */
   private ports(now: () => number): ActorPorts {
-    const promises = new PromiseQueues();
     const invoker = {
       store: this.store,
       registry: this.registry,
       transport: this.transport,
       enableProtocolV7: this.config.enableProtocolV7,
       log: this.log,
-      promises,
+      promises: new PromiseQueues(),
       held: this.held,
       now,
       outcomeOf: (id: string) => this.attachments.outcomeOf(id),
@@ -322,60 +283,10 @@ export class Runtime {
       limiters: this.limiters,
       now,
       newAttempt: (actor, context) => new Attempt(invoker, actor, context),
-      committed: (actor, done) => this.performCommitted(actor, done),
+      committed: (actor, done) => performCommitted(this.afterCommit, actor, done),
       requestLock: (actor) => this.grants.request(actor),
       requestSlot: (actor) => this.slots.request(actor),
-      lost: (actor, err) => this.lost(actor, err),
-    };
-  }
-
-  private performCommitted(actor: InvocationActor, done: Committed): void {
-    observeCommit(this.log, actor, done);
-    this.timers.added(actor.partition, done.timers);
-    this.delivery.deliver(actor.partition, done.outbox);
-    for (const e of done.effects) {
-      if (e.type === 'requestLock') this.grants.request(actor);
-      else if (e.type === 'requestSlot') this.slots.request(actor);
-      else if (e.type === 'respond') this.invocations.completed(actor);
-    }
-    for (const id of done.granted) this.grants.granted(id);
-    if (WAITING.has(done.to)) this.actors.retire(actor);
-  }
-
-  /** A commit's outcome is unknown: drop the actor, and let its partition do what the store says once it answers again. */
-  private lost(actor: InvocationActor, err: unknown): void {
-    this.actors.remove(actor);
-    this.partitionLost(actor.partition, err);
-  }
-
-  /**
-   * A commit in this partition may or may not have landed (its reply was lost). Whichever it
-   * was, the partition's recovery makes the actors do what the store says: reload dropped
-   * invocations, start lock holders, re-drive messages, re-arm timers, answer waiters. Tried
-   * again, with backoff, until the store answers.
-   */
-  private partitionLost(partition: number, err: unknown): void {
-    this.retry.later(
-      `partition ${partition}: a commit's outcome is unknown, recovering it from the store`,
-      err,
-      async () => {
-        await recoverPartition(this.recoveryDeps(), partition);
-        await this.invocations.settleWaiters(partition);
-      },
-      partition,
-    );
-  }
-
-  private recoveryDeps(): RecoveryDeps {
-    return {
-      store: this.store,
-      partitions: this.config.partitions,
-      actors: this.actors,
-      delivery: this.delivery,
-      timers: this.timers,
-      mutations: this.mutations,
-      attachments: this.attachments,
-      retry: this.retry,
+      lost: (actor, err) => this.partitionsHere.actorLost(actor, err),
     };
   }
 }

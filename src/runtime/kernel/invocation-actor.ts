@@ -15,6 +15,8 @@ import {
   type InvocationEffect,
   type InvocationEvent,
   type InvocationInput,
+  type InvocationState,
+  type InvocationTag,
 } from '../../../machines/invocation.js';
 import type { EffectiveHandler } from '../../registry/types.js';
 import type { JournalEntry, OutboxMessage, Store, Timer, Transition } from '../../store/types.js';
@@ -24,7 +26,7 @@ import { JournalView } from './journal.js';
 import { slotRecords, type Limiters } from './limiters.js';
 import type { ObjectLocks } from './object-keys.js';
 import { restoreInvocation, type InvocationSnapshot } from './snapshots.js';
-import { transitionOf, type ExtraWrites } from './plan.js';
+import { transitionOf, type ExtraWrites } from './effects.js';
 import { ActorRetired } from './retired.js';
 import { SerialQueue } from '../../serial-queue.js';
 import { historyEntries, type SteppedEvent } from './transition-history.js';
@@ -51,8 +53,8 @@ export interface AttemptHandle {
 /** What a commit asked of the world outside the actor, once it is durable. */
 export interface Committed {
   /** The machine state before the commit (undefined: the commit created the invocation) and after it. */
-  from: string | undefined;
-  to: string;
+  from: InvocationState | undefined;
+  to: InvocationState;
   effects: InvocationEffect[];
   timers: Timer[];
   outbox: OutboxMessage[];
@@ -77,13 +79,6 @@ export interface ActorPorts {
   /** A commit failed and its outcome is unknown: the actor is dropped, to be read again from the store. */
   lost(actor: InvocationActor, err: unknown): void;
 }
-
-/**
- * States in which an invocation only waits for something from outside, and loses nothing by
- * leaving memory. Not `backingOff`: the failures since the journal last grew are kept in memory
- * only (Start field 7), and an SDK's run retry policy counts on them across the retries.
- */
-export const WAITING: ReadonlySet<string> = new Set(['suspended', 'scheduled', 'paused']);
 
 interface Advanced {
   snapshot: InvocationSnapshot;
@@ -138,8 +133,13 @@ export class InvocationActor {
     return actor;
   }
 
-  get status(): string {
-    return String(this.snapshot.value);
+  get status(): InvocationState {
+    return this.snapshot.value;
+  }
+
+  /** What the machine says of its current state (machines/invocation.ts `InvocationTag`). */
+  hasTag(tag: InvocationTag): boolean {
+    return this.snapshot.hasTag(tag);
   }
 
   get context(): InvocationContext {
@@ -169,7 +169,7 @@ export class InvocationActor {
    */
   retireIfWaiting(): Promise<boolean> {
     return this.run(async () => {
-      if (!WAITING.has(this.status) || this.attempt || this.unstored !== undefined) return false;
+      if (!this.hasTag('waiting') || this.attempt || this.unstored !== undefined) return false;
       this.retired = true;
       return true;
     });
@@ -273,7 +273,7 @@ export class InvocationActor {
       // A forgotten invocation leaves no history behind either.
       ...(history.length > 0 && !step.forget ? { history: [{ id: this.id, entries: history }] } : {}),
     };
-    const from = this.stored ? String(this.snapshot.value) : undefined;
+    const from = this.stored ? this.snapshot.value : undefined;
     const next = effects.some((e) => e.type === 'startAttempt') ? this.ports.newAttempt(this, snapshot.context) : undefined;
     let granted: string[];
     try {
@@ -292,7 +292,7 @@ export class InvocationActor {
       this.failuresSinceGrowth = 0;
       this.lastGrowthAt = this.ports.now();
     }
-    this.settle({ from, to: String(snapshot.value), effects, timers: tx.timersAdd ?? [], outbox: tx.outboxAdd ?? [], granted }, next);
+    this.settle({ from, to: snapshot.value, effects, timers: tx.timersAdd ?? [], outbox: tx.outboxAdd ?? [], granted }, next);
   }
 
   /**

@@ -14,7 +14,7 @@ import { Fenced, type OutboxMessage, type Store } from '../../store/types.js';
 import { isWorkflowRunContext, RecordKind } from '../../model/persisted.js';
 import { completionResult, messageResult, NOT_FOUND } from '../kernel/results.js';
 import type { JournalView } from '../kernel/journal.js';
-import type { ExtraWrites } from '../kernel/plan.js';
+import type { ExtraWrites } from '../kernel/effects.js';
 import type { Caller, OutboxBody } from '../../model/outbox.js';
 import type { InvokeRequest, Placement, RemoteDelivery } from '../types.js';
 import type { ActorCache } from './actors.js';
@@ -41,9 +41,6 @@ type InvokeBody = Extract<OutboxBody, { kind: 'invoke' }>;
 type SignalBody = Extract<OutboxBody, { kind: 'signal' }>;
 
 const CANCEL_SIGNAL = 1;
-
-/** Signals reach only invocations that have started and not ended; Restate drops the others. */
-const SIGNALLED_STATES = new Set(['running', 'suspended', 'backingOff', 'paused']);
 
 /** Makes one named signal's delivery idempotent: a journal may hold many signals of one name. */
 interface DeliveryMark {
@@ -111,7 +108,8 @@ export class Delivery {
     const r = await this.deps.actors.with(id, async (actor) => {
       if (actor.status === 'completed') return false;
       const isSignal = n.signalId !== undefined || n.signalName !== undefined;
-      if (isSignal && !SIGNALLED_STATES.has(actor.status)) return false;
+      // Signals reach only invocations that have started and not ended; Restate drops the others.
+      if (isSignal && !actor.hasTag('signallable')) return false;
       if (await this.delivered(actor.journal, n, once)) return true;
       const mark = once ? [{ kind: RecordKind.signalDelivery, key: once.messageId, value: true }] : [];
       await actor.commit({ entries: [{ type, payload: encodeNotification(n) }], write: { ...write, records: [...(write?.records ?? []), ...mark] } });

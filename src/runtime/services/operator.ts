@@ -77,9 +77,6 @@ async function completedInvocation(rt: OperatorDeps, id: string, runningText: st
   return stored;
 }
 
-/** States in which an invocation has not started: Restate frees it when it is cancelled or killed. */
-const NOT_STARTED = new Set(['scheduled', 'pending']);
-
 /**
  * Ends an invocation that has not started, as Restate's `terminate_scheduled_invocation` /
  * `terminate_inboxed_invocation` do: its caller (and whoever attached) gets the failure, and
@@ -96,7 +93,7 @@ async function forget(rt: OperatorDeps, host: InvocationActor, failure: { code: 
  */
 export function cancel(rt: OperatorDeps, id: string): Promise<Outcome> {
   return withInvocation(rt, id, 'was already completed.', async (host) => {
-    if (NOT_STARTED.has(host.status)) return forget(rt, host, CANCELLED);
+    if (host.hasTag('notStarted')) return forget(rt, host, CANCELLED);
     if (host.status === 'paused') {
       // What the SDK ends a cancelled handler with (§9.8): Restate resumes a paused invocation to deliver it.
       await host.commit({ events: [{ type: 'kill', failure: { code: 409, message: 'Cancelled' }, now: rt.now() }] });
@@ -112,7 +109,7 @@ export function cancel(rt: OperatorDeps, id: string): Promise<Outcome> {
 export async function kill(rt: OperatorDeps, id: string): Promise<Outcome> {
   let children: string[] = [];
   const outcome = await withInvocation(rt, id, 'was already completed.', async (host) => {
-    if (NOT_STARTED.has(host.status)) return forget(rt, host, KILLED);
+    if (host.hasTag('notStarted')) return forget(rt, host, KILLED);
     children = pendingCallees(host.journal);
     await host.commit({ events: [{ type: 'kill', failure: KILLED, now: rt.now() }] });
     return 'done';

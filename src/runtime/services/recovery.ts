@@ -12,6 +12,7 @@
  * for their target. Suspended and backing-off invocations stay passive until their
  * notification or timer comes. Everything here is idempotent.
  */
+import { stateHasTag } from '../../../machines/invocation.js';
 import type { Recovered } from '../types.js';
 import type { Store } from '../../store/types.js';
 import type { ActorCache } from './actors.js';
@@ -32,7 +33,6 @@ export interface RecoveryDeps {
   readonly retry: RetryScheduler;
 }
 
-const MUST_ACT: ReadonlySet<string> = new Set(['running', 'pending']);
 const RESUME_BATCH = 64;
 
 export async function recover(deps: RecoveryDeps): Promise<Recovered> {
@@ -67,7 +67,7 @@ async function redeliver(deps: RecoveryDeps, p: number): Promise<number> {
 async function resumePartition(deps: RecoveryDeps, p: number, r: Recovered): Promise<void> {
   const resume = async (id: string) => {
     const state = await deps.actors.persisted(id);
-    if (!state || !MUST_ACT.has(state.value)) return;
+    if (!state || !stateHasTag(state.value, 'mustAct')) return;
     if (await deps.actors.resume(id)) r.resumed++;
   };
   const ids = await deps.store.activeInvocations(p);

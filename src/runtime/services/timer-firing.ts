@@ -34,7 +34,6 @@ function fireOn(actor: InvocationActor, purpose: Exclude<TimerPurpose, { kind: '
     const n = encodeNotification({ completionId: purpose.completionId, void: true });
     return actor.commit({ entries: [{ type: MessageType.SleepCompletionNotification, payload: n }], write: remove });
   }
-  const expected = purpose.kind === 'start' ? 'scheduled' : 'backingOff';
-  if (actor.status !== expected) return actor.commit({ write: remove });
+  if (!actor.hasTag(purpose.kind === 'start' ? 'startTimer' : 'retryTimer')) return actor.commit({ write: remove });
   return actor.commit({ events: [{ type: 'timerDue', now }], write: remove });
 }

@@ -1,8 +1,18 @@
 /**
- * What one step of an invocation writes: the one place where the machine's effects become
- * store writes (design.md, "The invariant"). An `armTimer` becomes a durable timer, a
- * `respond` to a caller becomes an outbox message with the result, and the snapshot and the
- * journal entries go with them, all in one `Transition`.
+ * What each effect of an invocation's step becomes in the store: the one place where the
+ * machine's effects (machines/invocation.ts `InvocationEffect`) turn into writes of the step's
+ * commit (design.md, "The invariant"). What each does once the commit is durable is
+ * services/after-commit.ts's. Each effect, in both halves:
+ *
+ * | effect | in the commit | after it |
+ * |---|---|---|
+ * | `startAttempt` | — (the actor opens the attempt's stream while the commit is stored) | the attempt writes Start (kernel/invocation-actor.ts `settle`) |
+ * | `armTimer` | a durable timer, owned by the invocation (here) | armed in memory (services/timer-arming.ts) |
+ * | `requestLock`, `requestSlot` | — | queued for the key's lock / the scope's slot |
+ * | `releaseLock` | the key's lock record and the scope's slot records (kernel/invocation-actor.ts `persist`) | whoever got them starts |
+ * | `respond` | the result as an outbox message to a calling invocation (here) | waiting calls and attaches answered |
+ *
+ * The snapshot and the journal entries go with them, all in one `Transition`.
  */
 import type { Completion, InvocationEffect } from '../../../machines/invocation.js';
 import type { JournalEntry, OutboxMessage, Timer, Transition } from '../../store/types.js';
