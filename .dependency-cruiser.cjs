@@ -24,6 +24,19 @@ module.exports = {
       to: { path: '^src/(ingress|admin)/' },
     },
     {
+      name: 'http-is-the-floor-of-the-ports',
+      comment: 'src/http/ (listener, bearer auth, the serde_json reader) serves the ingress and the admin API; it knows neither, and nothing below them uses it.',
+      severity: 'error',
+      from: { path: '^src/http/' },
+      to: { path: '^src/(ingress|admin|runtime|registry|query|subscriptions|cluster)/' },
+    },
+    {
+      name: 'only-the-ports-use-the-http-floor',
+      severity: 'error',
+      from: { path: '^src/(runtime|registry|query|store|protocol|model|cluster|subscriptions|telemetry)/' },
+      to: { path: '^src/http/' },
+    },
+    {
       name: 'ingress-and-admin-stay-apart',
       severity: 'error',
       from: { path: '^src/ingress/' },

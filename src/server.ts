@@ -5,9 +5,9 @@
  */
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadTokens } from './bearer-auth.js';
+import { loadTokens } from './http/bearer-auth.js';
 import type { Config } from './config.js';
-import { createListener } from './http-listener.js';
+import { createListener } from './http/listener.js';
 import { discover } from './protocol/discovery.js';
 import { RequestSigner } from './protocol/request-identity.js';
 import { sessionOptions, Transport } from './protocol/transport.js';
@@ -22,11 +22,7 @@ import type { SubscriptionProgressRow } from './query/rows.js';
 import { SubscriptionEngine } from './subscriptions/engine.js';
 import { createIngressApp } from './ingress/app.js';
 import { createAdminApp } from './admin/app.js';
-import { invocationRoutes } from './admin/routes/invocations.js';
-import { queryRoutes } from './admin/routes/query.js';
-import { serviceStateRoutes } from './admin/routes/service-state.js';
-import { LIVE_RECORD_KINDS, liveEventRoutes } from './admin/routes/live-events.js';
-import { uiRoutes } from './admin/ui.js';
+import { LIVE_RECORD_KINDS } from './admin/routes/live-events.js';
 import type { Logger } from './telemetry/log.js';
 import { startProcessMetrics } from './telemetry/metrics.js';
 import { createNodeEndpoint } from './telemetry/node-endpoint.js';
@@ -170,13 +166,6 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const ingress = createListener(createIngressApp({ runtime, registry, config, ready, tokens: tokens.ingress }, log).callback());
   // Live event streams never finish by themselves: they end when the server stops.
   const stopping = new AbortController();
-  const adminRoutes = [
-    invocationRoutes(runtime),
-    serviceStateRoutes(runtime, registry),
-    queryRoutes({ store, registry, config, subscriptions: () => runtime.subscriptionProgress() as Promise<SubscriptionProgressRow[]>, nodeId: dataDir.nodeId }),
-    liveEventRoutes(observed, stopping.signal),
-    uiRoutes(),
-  ];
   // Calls block until their invocation completes: no server-side request timeout.
   ingress.requestTimeout = 0;
   ingress.keepAliveTimeout = 65_000;
@@ -192,7 +181,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       tokens: tokens.admin,
       flow: runtime,
       ...(cluster ? { cluster: () => cluster.view() } : {}),
-      extraRoutes: (router) => adminRoutes.forEach((add) => add(router)),
+      query: { store, registry, config, subscriptions: () => runtime.subscriptionProgress() as Promise<SubscriptionProgressRow[]>, nodeId: dataDir.nodeId },
+      live: { runtime, observed, stopping: stopping.signal },
     }).callback(),
   );
   const adminPort = await listen(admin, config.adminPort, config.adminHost ?? config.host);

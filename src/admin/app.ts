@@ -1,6 +1,6 @@
 /**
- * The admin API (port 9070): a Koa app whose routes only translate HTTP to registry (and,
- * through `extraRoutes`, runtime and query) calls. Middleware, outermost first:
+ * The admin API (port 9070): a Koa app whose routes only translate HTTP to registry, runtime
+ * and query calls; its route table is `createAdminApp`. Middleware, outermost first:
  * compression, the error funnel, the `/vN` prefix, bearer authentication, koa-body (JSON bodies
  * read as text, with their size limit), the routes, then 404/405.
  */
@@ -8,8 +8,8 @@ import { gzipSync } from 'node:zlib';
 import Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import type { Config } from '../config.js';
-import { CHALLENGE, requireBearer, TokenSet } from '../bearer-auth.js';
-import { AdminEmptyError, AdminError, AdminTextError } from '../errors.js';
+import { CHALLENGE, requireBearer, TokenSet } from '../http/bearer-auth.js';
+import { AdminEmptyError, AdminError, AdminTextError } from './errors.js';
 import type { Registry } from '../registry/registry.js';
 import { silentLogger, type Logger } from '../telemetry/log.js';
 import { errorFunnel } from './funnel.js';
@@ -21,11 +21,25 @@ import { ADMIN_API_VERSIONS, metaRoutes, type ClusterView } from './routes/meta.
 import { metricsRoutes } from './routes/metrics.js';
 import { serviceRoutes } from './routes/services.js';
 import { subscriptionRoutes } from './routes/subscriptions.js';
+import { invocationRoutes } from './routes/invocations.js';
+import { liveEventRoutes } from './routes/live-events.js';
+import { queryRoutes, type QueryRouteDeps } from './routes/query.js';
+import { serviceStateRoutes } from './routes/service-state.js';
+import { uiRoutes } from './ui.js';
+import type { Runtime } from '../runtime/runtime.js';
+import type { ObservedStore } from '../store/observed.js';
 
 export interface AdminDeps {
   registry: Registry;
   config: Config;
-  /** More routes on the same router (invocations, query, subscriptions, UI…), same prefixes and funnel. */
+  /** `/query` over a store. Absent: no `/query` (tests of the registry routes alone). */
+  query?: QueryRouteDeps;
+  /**
+   * The runtime's operations: invocations, state, live events and the web UI. Absent: none of
+   * them (in-process tests of the registry routes and `/query`).
+   */
+  live?: { runtime: Runtime; observed: ObservedStore; stopping: AbortSignal };
+  /** Routes a test adds behind the same prefixes and funnel (test/e2e/admin-registry.test.ts). */
   extraRoutes?: (router: Router) => void;
   /** Registrations and 5xx answers; default: nothing logged (in-process tests). */
   log?: Logger;
@@ -105,6 +119,14 @@ export function createAdminApp(deps: AdminDeps): Koa {
   subscriptionRoutes(router, deps.registry);
   limitRoutes(router, deps.registry, deps.flow);
   metricsRoutes(router);
+  if (deps.query) queryRoutes(deps.query)(router);
+  if (deps.live) {
+    invocationRoutes(deps.live.runtime)(router);
+    serviceStateRoutes(deps.live.runtime, deps.registry)(router);
+    // Live event streams never finish by themselves: they end when the server stops.
+    liveEventRoutes(deps.live.observed, deps.live.stopping)(router);
+    uiRoutes()(router);
+  }
   deps.extraRoutes?.(router);
 
   const app = new Koa();

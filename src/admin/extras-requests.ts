@@ -4,10 +4,10 @@
  * `Failed to deserialize the JSON body into the target type: [<path>: ]<message> at line L column C`.
  * Unknown fields are ignored, as serde does by default.
  */
-import { AdminError, AdminTextError } from '../errors.js';
+import { AdminError, AdminTextError } from './errors.js';
 import type { Precondition, RuleUpsert } from '../registry/extras.js';
 import { checkSubscriptionId, checkVqueueId } from '../registry/resource-id.js';
-import { describeUnexpected, type JsonDocument, type JsonNode } from './json-text.js';
+import { describeUnexpected, type JsonDocument, type JsonNode } from '../http/serde-json.js';
 
 type ObjectNode = Extract<JsonNode, { kind: 'object' }>;
 

@@ -4,7 +4,9 @@
  * Every 5xx it answers is one error line in the log.
  */
 import type { Context, Next } from 'koa';
-import { AdminEmptyError, AdminError, AdminTextError, DomainError, NotImplemented, QueryError, statusOf, Unavailable } from '../errors.js';
+import { DomainError, NotImplemented, statusOf, Unavailable } from '../errors.js';
+import { AdminEmptyError, AdminError, AdminTextError } from './errors.js';
+import { QueryError } from '../query/query-error.js';
 import { LogField, type Logger } from '../telemetry/log.js';
 import { sendEmpty, sendJson, sendText } from './http-io.js';
 

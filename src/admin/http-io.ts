@@ -4,9 +4,9 @@
  * `text/plain; charset=utf-8` for extractor errors, no content type at all for empty bodies.
  */
 import type { Context } from 'koa';
-import { AdminTextError } from '../errors.js';
+import { AdminTextError } from './errors.js';
 import { HttpMethodEnum, koaBody } from 'koa-body';
-import { JsonSyntaxError, parseJsonText, type JsonDocument } from './json-text.js';
+import { SerdeError, parseJsonTree, type JsonDocument } from '../http/serde-json.js';
 
 /** A number serde prints as a float: `2.0`, not `2` (e.g. `exponentiation_factor`). */
 export class JsonFloat {
@@ -81,9 +81,9 @@ export function readJsonBody(ctx: Context): JsonDocument {
   const text: unknown = ctx.request.body;
   if (!ctx.is(JSON_TYPES) || typeof text !== 'string') throw new AdminTextError(415, 'Expected request with `Content-Type: application/json`');
   try {
-    return parseJsonText(Buffer.from(text, 'utf8'));
+    return parseJsonTree(Buffer.from(text, 'utf8'));
   } catch (err) {
-    if (err instanceof JsonSyntaxError) throw new AdminTextError(400, `Failed to parse the request body as JSON: ${err.message}`);
+    if (err instanceof SerdeError) throw new AdminTextError(400, `Failed to parse the request body as JSON: ${err.message}`);
     throw err;
   }
 }

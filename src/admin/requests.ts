@@ -4,12 +4,12 @@
  * 422 `Failed to deserialize the JSON body into the target type: …`, 400 `Invalid URL: …`,
  * 400 `Failed to deserialize query string: …`.
  */
-import { AdminTextError } from '../errors.js';
+import { AdminTextError } from './errors.js';
 import { checkDeploymentId } from '../registry/deployment-id.js';
 import { DurationParseError, parseDuration } from '../registry/durations.js';
 import type { DeploymentPatch, RegisterRequest, ServicePatch } from '../registry/registry.js';
 import { normaliseUri } from '../registry/uri.js';
-import { describeUnexpected, type JsonDocument, type JsonNode } from './json-text.js';
+import { describeUnexpected, type JsonDocument, type JsonNode } from '../http/serde-json.js';
 
 type ObjectNode = Extract<JsonNode, { kind: 'object' }>;
 

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type Router from '@koa/router';
 import send from 'koa-send';
-import { AdminTextError } from '../errors.js';
+import { AdminTextError } from './errors.js';
 import { projectRoot } from '../project-root.js';
 import { sendEmpty } from './http-io.js';
 

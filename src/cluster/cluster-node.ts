@@ -16,7 +16,7 @@ import type http2 from 'node:http2';
 import { Misdirected, Unavailable } from '../errors.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { FORWARDED_OPS, type ForwardedOp, type Placement } from '../runtime/types.js';
-import type { Coordination, LeaseInfo, NodeInfo } from '../store/types.js';
+import type { Coordination, LeaseInfo, NodeInfo, PartitionTenure } from '../store/types.js';
 import type { Logger } from '../telemetry/log.js';
 import { partitionsOwned } from '../telemetry/metrics.js';
 import { callPeer, PeerUnreachable } from './peers.js';
@@ -47,15 +47,9 @@ export interface ClusterNodeOptions {
   peerSessions: http2.SessionOptions;
 }
 
-interface Held {
-  epoch: number;
-  validUntil: number;
-  /** A renewal sent because `validUntil` passed (the event loop stalled, or Redis was slow). */
-  confirming?: boolean;
-}
-
 export class ClusterNode implements Placement {
-  private readonly held = new Map<number, Held>();
+  /** Partitions whose validity passed, with a renewal sent to confirm them (the event loop stalled, or Redis was slow). */
+  private readonly confirming = new Set<number>();
   private ownedList: number[] = [];
   private nodes: NodeInfo[] = [];
   private leases: LeaseInfo[] = [];
@@ -75,8 +69,13 @@ export class ClusterNode implements Placement {
     return this.opts.nodeId;
   }
 
+  /** The partitions this node holds: the store's view, which its commits are fenced by (store/tenure.ts). */
+  private get tenure(): PartitionTenure {
+    return this.opts.coordination.tenure;
+  }
+
   owns(partition: number): boolean {
-    return this.held.has(partition);
+    return this.tenure.has(partition);
   }
 
   owned(): readonly number[] {
@@ -136,7 +135,7 @@ export class ClusterNode implements Placement {
     clearTimeout(this.renewals);
     clearInterval(this.watchdog);
     await this.current?.catch(() => undefined);
-    await Promise.all([...this.held.keys()].map((p) => this.handOver(p).catch(() => undefined)));
+    await Promise.all(this.tenure.partitions().map((p) => this.handOver(p).catch(() => undefined)));
     await this.opts.coordination.leave(this.nodeId).catch(() => undefined);
   }
 
@@ -172,7 +171,7 @@ export class ClusterNode implements Placement {
     await this.readLeases();
     // A lease under this node's id that this process does not hold is its previous process's
     // (it crashed): free for this one to take over at once.
-    const holders = this.leases.map((l, p) => (l.nodeId === this.nodeId && !this.held.has(p) ? undefined : l.nodeId));
+    const holders = this.leases.map((l, p) => (l.nodeId === this.nodeId && !this.tenure.has(p) ? undefined : l.nodeId));
     const plan = planRound({
       partitions: this.opts.partitions,
       self: this.nodeId,
@@ -189,18 +188,18 @@ export class ClusterNode implements Placement {
 
   private async renewAll(): Promise<void> {
     await Promise.all(
-      [...this.held].map(async ([p, h]) => {
+      this.tenure.partitions().map(async (p) => {
+        const epoch = this.tenure.epochOf(p)!;
         const sent = performance.now();
         let renewed: boolean;
         try {
-          renewed = await this.opts.coordination.renew(p, this.nodeId, h.epoch, LEASE_MS);
+          renewed = await this.opts.coordination.renew(p, this.nodeId, epoch, LEASE_MS);
         } catch {
           return; // Redis did not answer: the watchdog lets the partition go once the lease may have run out.
         }
-        if (this.held.get(p) !== h) return;
+        if (this.tenure.epochOf(p) !== epoch) return;
         if (!renewed) return this.lose(p, 'another node acquired it');
-        h.validUntil = sent + LEASE_MS - SAFETY_MS;
-        this.opts.coordination.hold(p, h.epoch, h.validUntil);
+        this.tenure.hold(p, epoch, sent + LEASE_MS - SAFETY_MS);
       }),
     );
   }
@@ -226,9 +225,7 @@ export class ClusterNode implements Placement {
     const sent = performance.now();
     const epoch = await this.opts.coordination.acquire(p, this.nodeId, LEASE_MS);
     if (epoch === undefined) return undefined;
-    const h = { epoch, validUntil: sent + LEASE_MS - SAFETY_MS };
-    this.opts.coordination.hold(p, epoch, h.validUntil);
-    this.held.set(p, h);
+    this.tenure.hold(p, epoch, sent + LEASE_MS - SAFETY_MS);
     this.changed();
     this.opts.log.debug({ partition: p, epoch }, `node ${this.nodeId}: acquired partition ${p} (epoch ${epoch})`);
     return this.host!.acquirePartition(p);
@@ -236,54 +233,51 @@ export class ClusterNode implements Placement {
 
   /** The lease is gone or may have run out: stop the partition's work at once, commit nothing more. */
   private lose(p: number, reason: string): void {
-    if (!this.held.delete(p)) return;
+    if (!this.tenure.has(p)) return;
+    void this.tenure.drop(p);
     this.changed();
-    void this.opts.coordination.drop(p);
     void this.host!.releasePartition(p);
     this.opts.log.warn({ partition: p }, `node ${this.nodeId}: lost partition ${p}: ${reason}; its work stopped here`);
   }
 
   /** Graceful: stop the partition's work, let commits in flight settle, then give the lease up. */
   private async handOver(p: number): Promise<void> {
-    const h = this.held.get(p);
-    if (!h) return;
-    this.held.delete(p);
+    const epoch = this.tenure.epochOf(p);
+    if (epoch === undefined) return;
+    const settled = this.tenure.drop(p);
     this.changed();
-    const settled = this.opts.coordination.drop(p);
     await Promise.all([settled, this.host!.releasePartition(p)]);
-    await this.opts.coordination.release(p, this.nodeId, h.epoch);
+    await this.opts.coordination.release(p, this.nodeId, epoch);
     this.opts.log.debug({ partition: p }, `node ${this.nodeId}: handed partition ${p} over`);
   }
 
   /**
-   * A partition whose validity passed commits nothing more (store/fences.ts). One renewal,
+   * A partition whose validity passed commits nothing more (store/tenure.ts). One renewal,
    * answered within SAFETY_MS, may still show that nobody took it (a stalled event loop, a
    * slow round trip): it is kept. Otherwise its work stops here.
    */
   private checkLeases(): void {
-    const now = performance.now();
-    for (const [p, h] of this.held) {
-      if (now <= h.validUntil || h.confirming) continue;
-      h.confirming = true;
-      void this.confirm(p, h);
+    for (const p of this.tenure.lapsed(performance.now())) {
+      if (this.confirming.has(p)) continue;
+      this.confirming.add(p);
+      void this.confirm(p, this.tenure.epochOf(p)!);
     }
   }
 
-  private async confirm(p: number, h: Held): Promise<void> {
+  private async confirm(p: number, epoch: number): Promise<void> {
     const sent = performance.now();
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), SAFETY_MS)));
-    const renewed = await Promise.race([this.opts.coordination.renew(p, this.nodeId, h.epoch, LEASE_MS).catch(() => false), late]);
+    const renewed = await Promise.race([this.opts.coordination.renew(p, this.nodeId, epoch, LEASE_MS).catch(() => false), late]);
     clearTimeout(timer);
-    if (this.held.get(p) !== h) return;
-    h.confirming = false;
+    this.confirming.delete(p);
+    if (this.tenure.epochOf(p) !== epoch) return;
     if (!renewed) return this.lose(p, `its lease was not renewed within ${LEASE_MS - SAFETY_MS} ms`);
-    h.validUntil = sent + LEASE_MS - SAFETY_MS;
-    this.opts.coordination.hold(p, h.epoch, h.validUntil);
+    this.tenure.hold(p, epoch, sent + LEASE_MS - SAFETY_MS);
   }
 
   private changed(): void {
-    this.ownedList = [...this.held.keys()].sort((a, b) => a - b);
+    this.ownedList = this.tenure.partitions();
     partitionsOwned.set(this.ownedList.length);
   }
 }

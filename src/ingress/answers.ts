@@ -4,7 +4,7 @@
  * `idempotency-expires`, the end of its retention; one waited for does not.
  */
 import type { Context } from 'koa';
-import { IngressError } from '../errors.js';
+import { IngressError } from './errors.js';
 import type { IngressDeps } from './deps.js';
 import { declaredOutput, writeCompletion } from './results.js';
 

@@ -5,8 +5,8 @@
  */
 import Koa from 'koa';
 import Router from '@koa/router';
-import { CHALLENGE, requireBearer, TokenSet } from '../bearer-auth.js';
-import { IngressError } from '../errors.js';
+import { CHALLENGE, requireBearer, TokenSet } from '../http/bearer-auth.js';
+import { IngressError } from './errors.js';
 import type { Logger } from '../telemetry/log.js';
 import { cors, errorFunnel, methodNotAllowed, notFound } from './errors.js';
 import type { IngressDeps } from './deps.js';

@@ -9,7 +9,7 @@
  */
 import type { Context } from 'koa';
 import type Router from '@koa/router';
-import { IngressError } from '../errors.js';
+import { IngressError } from './errors.js';
 import { IdError, invocationIdToString, parseAwakeableId, type AwakeableTarget } from '../protocol/ids.js';
 import type { IngressDeps } from './deps.js';
 import { readBody } from './request.js';

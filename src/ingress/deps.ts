@@ -1,5 +1,5 @@
 /** What the ingress routes are given: the runtime they drive, the registry they check targets against, the config. */
-import type { TokenSet } from '../bearer-auth.js';
+import type { TokenSet } from '../http/bearer-auth.js';
 import type { Config } from '../config.js';
 import type { Registry } from '../registry/registry.js';
 import type { Runtime } from '../runtime/runtime.js';

@@ -1,11 +1,34 @@
 /**
  * The ingress error funnel and the response headers every ingress answer carries
- * (reference-behavior.md §1.1). Routes throw `IngressError`, the layers below domain errors;
- * nothing else writes error bodies.
+ * (reference-behavior.md §1.1), and the ingress's own error (`IngressError`). Routes throw
+ * `IngressError`, the layers below domain errors; nothing else writes error bodies.
  */
 import type { Context, Next } from 'koa';
-import { DomainError, IngressError, statusOf, Unavailable } from '../errors.js';
+import { DomainError, statusOf, Unavailable } from '../errors.js';
 import { LogField, type Logger } from '../telemetry/log.js';
+
+export type ErrorSource = 'ingress' | 'invocation';
+
+/**
+ * An ingress error: `{"code","message",["metadata"],["stacktrace"],"source"}` plus
+ * `x-restate-error-source`, and `x-restate-id` when the error belongs to an invocation.
+ */
+export class IngressError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly source: ErrorSource = 'ingress',
+    readonly details: {
+      invocationId?: string;
+      metadata?: Record<string, string>;
+      stacktrace?: string;
+      headers?: Record<string, string>;
+    } = {},
+  ) {
+    super(message);
+    this.name = 'IngressError';
+  }
+}
 
 /** Restate's ingress error body: keys in the order code, message, [metadata], [stacktrace], source. */
 export function errorBody(e: IngressError): string {

@@ -6,7 +6,7 @@
  * characters), with its texts.
  */
 import type { Context } from 'koa';
-import { IngressError } from '../errors.js';
+import { IngressError } from './errors.js';
 
 const MAX_LEN = 36;
 const ALLOWED = /^[a-zA-Z0-9_.-]*$/;

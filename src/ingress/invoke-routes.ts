@@ -4,7 +4,7 @@
  */
 import type { Context } from 'koa';
 import type Router from '@koa/router';
-import { IngressError } from '../errors.js';
+import { IngressError } from './errors.js';
 import { isWorkflowRun, type EffectiveHandler, type ServiceMeta } from '../registry/types.js';
 import type { InvokeRequest } from '../runtime/types.js';
 import type { Target } from '../../machines/invocation.js';

@@ -4,7 +4,7 @@
  * handler's declared input, and the `?delay=` parameter.
  */
 import type { Context } from 'koa';
-import { IngressError } from '../errors.js';
+import { IngressError } from './errors.js';
 import type { HandlerMeta } from '../registry/types.js';
 import { parseDuration } from '../registry/durations.js';
 import type { Header } from '../protocol/messages.js';

@@ -14,14 +14,15 @@
  */
 import type { Context } from 'koa';
 import type Router from '@koa/router';
-import { IngressError } from '../errors.js';
+import { IngressError } from './errors.js';
 import { IdError, parseInvocationId } from '../protocol/ids.js';
 import { idempotentInvocationId, workflowRunId } from '../model/ids.js';
 import { answerAttach, answerOutput } from './answers.js';
 import type { IngressDeps } from './deps.js';
 import { methodNotAllowed, notFound } from './errors.js';
 import { readBody, segmentsAfter } from './request.js';
-import { parseTargetBody, SerdeError, type TargetBody } from './target-body.js';
+import { SerdeError } from '../http/serde-json.js';
+import { parseTargetBody, type TargetBody } from './target-body.js';
 
 function checkedId(raw: string): string {
   try {

@@ -4,7 +4,7 @@
  * `{code, message, [metadata], [stacktrace], source: "invocation"}` with its code as status.
  */
 import type { Context } from 'koa';
-import { IngressError } from '../errors.js';
+import { IngressError } from './errors.js';
 import type { Registry } from '../registry/registry.js';
 import type { HandlerMeta } from '../registry/types.js';
 import type { Target } from '../../machines/invocation.js';

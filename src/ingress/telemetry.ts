@@ -6,7 +6,7 @@
  * `requestTelemetry(ctx)`.
  */
 import type { Context, Next } from 'koa';
-import { IngressError } from '../errors.js';
+import { IngressError } from './errors.js';
 import type { TargetFields } from '../telemetry/log.js';
 import { ingressRequestDuration, recordIngressAdmitted, recordIngressOutcome, type IngressRequestStatus, type IngressRpc } from '../telemetry/metrics.js';
 import { startIngressSpan, type TraceSpan } from '../telemetry/tracing.js';

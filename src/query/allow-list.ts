@@ -15,7 +15,7 @@
  *
  * Statements that are not queries never get here: they do not serialize (engine.ts).
  */
-import { QueryError } from '../errors.js';
+import { QueryError } from './query-error.js';
 import { notImplemented, planningError } from './engine-errors.js';
 
 type Node = Record<string, unknown>;

@@ -8,7 +8,7 @@
  * Restate answers 400 for plain planning errors and 500 for those DataFusion attaches a
  * diagnostic to (unknown table or column), and 500 for execution errors.
  */
-import { QueryError } from '../errors.js';
+import { QueryError } from './query-error.js';
 import type { QueryLimits } from './limits.js';
 import type { Relation } from './naming.js';
 

@@ -18,7 +18,7 @@
  * transaction is rolled back, so concurrent queries never see each other's rows.
  */
 import type * as Duck from '@duckdb/node-api';
-import { QueryError } from '../errors.js';
+import { QueryError } from './query-error.js';
 import { StoreUnavailable } from '../store/types.js';
 import { checkAllowed } from './allow-list.js';
 import { appendRows, concatColumns, readColumns, SQL_TYPE, type DuckModule } from './duckdb-values.js';

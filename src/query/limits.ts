@@ -6,7 +6,7 @@
  * which limit it hit, rather than a truncated answer that looks whole.
  */
 import type { Config } from '../config.js';
-import { QueryError } from '../errors.js';
+import { QueryError } from './query-error.js';
 import type { ResultColumn } from './result.js';
 
 export interface QueryLimits {

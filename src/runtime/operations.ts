@@ -50,9 +50,14 @@ export class Operations {
     private readonly local: LocalOps,
   ) {}
 
-  /** Runs `op` on the owner of `partition`: here, or forwarded once. Counted as one entry into the runtime. */
+  /** An entry into the runtime's face: `run`, counted (`redstate_runtime_operations_total`). */
   at<Op extends ForwardedOp>(partition: number, op: Op, args: Parameters<LocalOps[Op]>): ReturnType<LocalOps[Op]> {
     recordRuntimeOperation(op);
+    return this.run(partition, op, args);
+  }
+
+  /** Runs `op` on the owner of `partition`: here, or forwarded once. */
+  run<Op extends ForwardedOp>(partition: number, op: Op, args: Parameters<LocalOps[Op]>): ReturnType<LocalOps[Op]> {
     if (this.placement.owns(partition)) return (this.local[op] as (...a: unknown[]) => ReturnType<LocalOps[Op]>)(...args);
     return this.placement.forward(partition, op, travelling(op, args)) as ReturnType<LocalOps[Op]>;
   }

@@ -116,6 +116,7 @@ export class Runtime {
       invocations: this.invocations,
       retry: this.retry,
       placement,
+      onOwner: (target, op, message) => this.ops.run(target, op, [message]),
       admit: admitted,
       cancel: (id) => operator.cancel(id).then(() => undefined, ignoreMissingOrCompleted),
     });

@@ -214,16 +214,33 @@ export interface Coordination {
   release(partition: number, nodeId: string, epoch: number): Promise<void>;
   /** Every partition's lease, partition 0 first. */
   leases(partitions: number): Promise<LeaseInfo[]>;
+  /** The partitions this node holds, at which epoch and until when: what its commits are fenced by (./tenure.ts). */
+  readonly tenure: PartitionTenure;
+}
+
+/**
+ * The one view of which partitions this node holds (./tenure.ts `Tenure`): the cluster node
+ * holds, renews and drops them; the runtime asks; the store's commits are fenced by it.
+ */
+export interface PartitionTenure {
   /**
-   * From now on the partition's commits carry `epoch`, and until `validUntil`
-   * (`performance.now()` time) only: past it they are refused here, without reaching the store.
-   * Once any partition was held, commits of partitions not held are refused (`Fenced`).
+   * From now on the partition is this node's at `epoch` (its commits carry it), and until
+   * `validUntil` (`performance.now()` time) only: past it its commits are refused, without
+   * reaching the store. Once any partition was held, commits of partitions not held are refused.
    */
   hold(partition: number, epoch: number, validUntil: number): void;
-  /** Refuses the partition's commits from now on; resolves once those already sent have settled. */
+  /** Not this node's any more: refused from now on; resolves once its commits already sent have settled. */
   drop(partition: number): Promise<void>;
-  /** Whether the partition's commits would be sent now (held, and within its validity). */
+  /** Whether this node holds the partition's lease (as far as it knows: its validity may have passed). */
+  has(partition: number): boolean;
+  /** Whether this node may act on the partition now: commit to it, drive its attempts (held, and within its validity). */
   holds(partition: number): boolean;
+  /** The epoch the partition is held at; undefined when it is not held. */
+  epochOf(partition: number): number | undefined;
+  /** Held partitions whose validity has passed by `now` (`performance.now()` time). */
+  lapsed(now: number): number[];
+  /** The held partitions, in order. */
+  partitions(): number[];
 }
 
 export interface StoreInfo {

@@ -6,7 +6,6 @@
 import test, { type ExecutionContext } from 'ava';
 import type { Response } from 'got';
 import { createAdminApp } from '../../src/admin/app.js';
-import { queryRoutes } from '../../src/admin/routes/query.js';
 import { Registry } from '../../src/registry/registry.js';
 import { startService, type StartedService } from '../support/sdk-service.js';
 import { memoryStore, serveAdmin, testConfig } from '../support/admin-fixture.js';
@@ -26,7 +25,7 @@ const config = testConfig;
 async function startAdmin(t: ExecutionContext, existing?: ReturnType<typeof memoryStore>) {
   const mem = existing ?? memoryStore();
   const registry = await Registry.load(mem.store);
-  const app = createAdminApp({ registry, config, extraRoutes: queryRoutes({ store: mem.store, registry, config }) });
+  const app = createAdminApp({ registry, config, query: { store: mem.store, registry, config } });
   const { call } = await serveAdmin(t, app);
   return { mem, registry, call };
 }

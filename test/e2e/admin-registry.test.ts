@@ -7,7 +7,7 @@ import Router from '@koa/router';
 import test, { type ExecutionContext } from 'ava';
 import got, { type Response } from 'got';
 import { createAdminApp } from '../../src/admin/app.js';
-import { AdminError } from '../../src/errors.js';
+import { AdminError } from '../../src/admin/errors.js';
 import { Registry } from '../../src/registry/registry.js';
 import { startService, type StartedService } from '../support/sdk-service.js';
 import { freePort } from '../support/ports.js';

@@ -30,14 +30,14 @@ test('an acquisition raises the epoch; an old owner is refused whole by the comm
     const first = await a.coordination.acquire(3, 'node-a', 10_000);
     t.is(first, 1);
     t.is(await b.coordination.acquire(3, 'node-b', 10_000), undefined, 'held by a');
-    a.coordination.hold(3, first!, FAR());
+    a.coordination.tenure.hold(3, first!, FAR());
     await a.commit(write(3, 'm1'));
 
     // a's lease runs out (released here to be quick); b acquires, a still believes it holds epoch 1.
     await a.coordination.release(3, 'node-a', first!);
     const second = await b.coordination.acquire(3, 'node-b', 10_000);
     t.is(second, 2);
-    b.coordination.hold(3, second!, FAR());
+    b.coordination.tenure.hold(3, second!, FAR());
     const refused = await t.throwsAsync(a.commit(write(3, 'm2')));
     t.true(refused instanceof Fenced, String(refused));
     t.regex(refused!.message, /epoch 2, this node holds 1/);
@@ -75,17 +75,17 @@ test('once fencing is on, a partition not held or held past its validity is refu
   try {
     await a.commit(write(1, 'unfenced'));
     const epoch = (await a.coordination.acquire(1, 'node-a', 10_000))!;
-    a.coordination.hold(1, epoch, performance.now() + 50);
-    t.true(a.coordination.holds(1));
-    t.false(a.coordination.holds(2));
+    a.coordination.tenure.hold(1, epoch, performance.now() + 50);
+    t.true(a.coordination.tenure.holds(1));
+    t.false(a.coordination.tenure.holds(2));
     await a.commit(write(1, 'held'));
     await t.throwsAsync(a.commit(write(2, 'other')), { instanceOf: Fenced, message: /no lease held/ });
     await new Promise((r) => setTimeout(r, 80));
-    t.false(a.coordination.holds(1), 'past its validity');
+    t.false(a.coordination.tenure.holds(1), 'past its validity');
     await t.throwsAsync(a.commit(write(1, 'late')), { instanceOf: Fenced, message: /not renewed in time/ });
-    a.coordination.hold(1, epoch, FAR());
+    a.coordination.tenure.hold(1, epoch, FAR());
     const inFlight = a.commit(write(1, 'in-flight'));
-    await a.coordination.drop(1);
+    await a.coordination.tenure.drop(1);
     await inFlight;
     await t.throwsAsync(a.commit(write(1, 'dropped')), { instanceOf: Fenced });
     t.deepEqual((await a.outbox(1)).map((m) => m.id), ['held', 'in-flight', 'unfenced']);

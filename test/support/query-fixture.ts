@@ -10,7 +10,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { InvocationContext } from '../../machines/invocation.js';
 import { createAdminApp } from '../../src/admin/app.js';
-import { queryRoutes } from '../../src/admin/routes/query.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { invocationIdToString, parseInvocationId, partitionKeyOf } from '../../src/protocol/ids.js';
 import {
@@ -320,7 +319,7 @@ export async function startQueryServer(): Promise<QueryServer> {
   const registry = await Registry.load(store);
   const engine = new QueryEngine();
   await engine.warmUp();
-  const app = createAdminApp({ registry, config, extraRoutes: queryRoutes({ store, registry, config, engine }) });
+  const app = createAdminApp({ registry, config, query: { store, registry, config, engine } });
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -6,8 +6,8 @@
 import test from 'ava';
 import { adminOpenApi } from '../../src/admin/openapi.js';
 import { decodeModifyServiceState } from '../../src/admin/routes/service-state.js';
-import { parseJsonText } from '../../src/admin/json-text.js';
-import { AdminTextError } from '../../src/errors.js';
+import { parseJsonTree } from '../../src/http/serde-json.js';
+import { AdminTextError } from '../../src/admin/errors.js';
 import {
   encodeCallCommand,
   encodeInputCommand,
@@ -119,7 +119,7 @@ test('restart-as-new keeps a journal prefix with the completions of its commands
 });
 
 test('ModifyServiceStateRequest: values are byte arrays or strings; serde texts', (t) => {
-  const decode = (text: string) => decodeModifyServiceState(parseJsonText(Buffer.from(text)));
+  const decode = (text: string) => decodeModifyServiceState(parseJsonTree(Buffer.from(text)));
   const ok = decode('{"object_key":"k9","new_state":{"count":[52,50],"s":"x"},"version":"v","extra":1}');
   t.is(ok.objectKey, 'k9');
   t.is(ok.version, 'v');

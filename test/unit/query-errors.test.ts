@@ -3,7 +3,7 @@
  * (reference-behavior.md §3.6, ref-transcripts/admin-query.txt): SQL errors are JSON
  * `{"message"}` without `restate_code`; body errors are axum's plain-text extractor errors.
  */
-import { QueryError } from '../../src/errors.js';
+import { QueryError } from '../../src/query/query-error.js';
 import { QueryEngine } from '../../src/query/engine.js';
 import { queryServerTest, type QueryServer } from '../support/query-fixture.js';
 

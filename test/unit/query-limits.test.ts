@@ -4,7 +4,7 @@
  * whose result size is an argument are refused, results are bounded in rows and bytes, and
  * the queries the CLI and users write keep working.
  */
-import { QueryError } from '../../src/errors.js';
+import { QueryError } from '../../src/query/query-error.js';
 import { QueryEngine } from '../../src/query/engine.js';
 import type { ExecutionContext } from 'ava';
 import { queryServerTest, type QueryServer } from '../support/query-fixture.js';

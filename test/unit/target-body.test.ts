@@ -3,7 +3,8 @@
  * internally tagged `InvocationTargetRequest` of reference-behavior.md §2.7, positions included.
  */
 import test from 'ava';
-import { formatFloat, parseTargetBody, SerdeError } from '../../src/ingress/target-body.js';
+import { formatFloat, SerdeError } from '../../src/http/serde-json.js';
+import { parseTargetBody } from '../../src/ingress/target-body.js';
 
 const parse = (text: string) => parseTargetBody(Buffer.from(text));
 

@@ -2,7 +2,8 @@
  * `/deployments` routes (reference-behavior.md §3.3): HTTP in, registry call, view out.
  */
 import type Router from '@koa/router';
-import { AdminError, MetaCode } from '../../errors.js';
+import { MetaCode } from '../../errors.js';
+import { AdminError } from '../errors.js';
 import type { Registry, RegisterRequest } from '../../registry/registry.js';
 import type { Deployment } from '../../registry/types.js';
 import { LogField, type Logger } from '../../telemetry/log.js';

@@ -4,7 +4,8 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { AdminError, AdminTextError, DomainError, Unavailable } from '../../errors.js';
+import { DomainError, Unavailable } from '../../errors.js';
+import { AdminError, AdminTextError } from '../errors.js';
 import { IdError, parseDeploymentId, parseInvocationId } from '../../protocol/ids.js';
 import type { DeploymentChoice, OperatorOutcome, Runtime } from '../../runtime/runtime.js';
 import { sendEmpty, sendJson } from '../http-io.js';

@@ -5,14 +5,14 @@
  * which the admin funnel renders as `{"message"}`; body errors are axum's text ones.
  */
 import type Router from '@koa/router';
-import { AdminTextError } from '../../errors.js';
+import { AdminTextError } from '../errors.js';
 import { arrowStream } from '../../query/arrow.js';
 import { QueryEngine } from '../../query/engine.js';
 import { limitsFrom } from '../../query/limits.js';
 import { jsonStream } from '../../query/json.js';
 import { storeRowSource, type QuerySources } from '../../query/rows.js';
 import { readJsonBody } from '../http-io.js';
-import { describeUnexpected, type JsonDocument } from '../json-text.js';
+import { describeUnexpected, type JsonDocument } from '../../http/serde-json.js';
 
 const DESERIALIZE = 'Failed to deserialize the JSON body into the target type: ';
 
@@ -35,8 +35,11 @@ export function decodeQueryRequest(doc: JsonDocument): string {
   return query;
 }
 
-/** The `/query` route for `createAdminApp({ extraRoutes })`; one engine serves every request. */
-export function queryRoutes(deps: QuerySources & { engine?: QueryEngine }): (router: Router) => void {
+/** What `/query` reads, and (tests) the engine to use. */
+export type QueryRouteDeps = QuerySources & { engine?: QueryEngine };
+
+/** The `/query` route; one engine serves every request. */
+export function queryRoutes(deps: QueryRouteDeps): (router: Router) => void {
   const engine = deps.engine ?? new QueryEngine(limitsFrom(deps.config));
   return (router) => {
     router.post('/query', async (ctx) => {

@@ -5,11 +5,11 @@
  * matches drops it silently, as in the reference.
  */
 import type Router from '@koa/router';
-import { AdminError, AdminTextError } from '../../errors.js';
+import { AdminError, AdminTextError } from '../errors.js';
 import type { Registry } from '../../registry/registry.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { readJsonBody, sendEmpty } from '../http-io.js';
-import { describeUnexpected, type JsonDocument, type JsonNode } from '../json-text.js';
+import { describeUnexpected, type JsonDocument, type JsonNode } from '../../http/serde-json.js';
 
 const DESERIALIZE = 'Failed to deserialize the JSON body into the target type: ';
 

@@ -3,7 +3,7 @@
  * runtime and is added by it.
  */
 import type Router from '@koa/router';
-import { AdminError } from '../../errors.js';
+import { AdminError } from '../errors.js';
 import { serviceOpenApi } from '../../registry/openapi.js';
 import type { Registry } from '../../registry/registry.js';
 import type { ServiceMeta } from '../../registry/types.js';

@@ -237,9 +237,9 @@ export class Attempt implements AttemptHandle {
     this.inactivityTimer = setTimeout(() => (this.batchJobs > 0 ? this.armInactivity(ms) : this.send({ type: 'inactive' })), ms).unref();
   }
 
-  /** Whether this node may drive the SDK now: it holds the partition within its lease (store/fences.ts). */
+  /** Whether this node may drive the SDK now: it holds the partition within its lease (store/tenure.ts). */
   private mayRun(): boolean {
-    return this.deps.store.coordination?.holds(this.actor.partition) ?? true;
+    return this.deps.store.coordination?.tenure.holds(this.actor.partition) ?? true;
   }
 
   private async sendStart(): Promise<void> {

@@ -31,8 +31,10 @@ export interface DeliveryDeps {
   /** What a request implies, decided once (services/admission.ts). */
   admit(req: InvokeRequest, handler?: EffectiveHandler): Admission;
   readonly retry: RetryScheduler;
-  /** Messages whose target partition another node owns are applied by that node. */
+  /** Which partitions this node owns. */
   readonly placement: Placement;
+  /** Applies a message on the owner of its target partition (runtime/operations.ts): `here` on this node, else forwarded. */
+  onOwner(target: number, op: RemoteDelivery, message: OutboxMessage): Promise<void>;
   /** The CANCEL signal is an operator cancel (services/operator.ts); a missing or completed target is fine. */
   cancel(invocationId: string): Promise<void>;
 }
@@ -135,9 +137,9 @@ export class Delivery {
     if (body.kind === 'signal' && body.signalName !== undefined) await this.route(target, 'forget', message);
   }
 
-  /** Applies the message where its target partition is owned: here, or on the owner. */
+  /** Applies the message where its target partition is owned: here (`here`), or on the owner. */
   private route(target: number, op: RemoteDelivery, message: OutboxMessage): Promise<void> {
-    return this.deps.placement.owns(target) ? this.here(op, message) : this.deps.placement.forward(target, op, [message]).then(() => undefined);
+    return this.deps.onOwner(target, op, message);
   }
 
   /** Does `op` for a message whose target partition this node owns (also for other nodes). */

@@ -1,11 +1,11 @@
 /**
  * `Coordination` over Redis (store/types.ts): leases and the node registry are small Lua
  * scripts (lua/lease.lua, lua/nodes.lua), each within one hash tag, so they run unchanged on a
- * Redis Cluster. The fencing epochs this node holds live in `Fences`, which the store's
- * commits consult.
+ * Redis Cluster. The partitions this node holds, and their fencing epochs, are the store's
+ * `Tenure` (../tenure.ts), which its commits consult.
  */
 import type { RedisClient } from './connect.js';
-import type { Fences } from '../fences.js';
+import type { Tenure } from '../tenure.js';
 import { StoreUnavailable, type Coordination, type LeaseInfo, type NodeInfo } from '../types.js';
 import { nodeKeys, partitionCountKey, partitionKeys } from './keys.js';
 
@@ -23,7 +23,7 @@ export class RedisCoordination implements Coordination {
   constructor(
     private readonly redis: CoordinatedRedis,
     private readonly send: Send,
-    private readonly fences: Fences,
+    readonly tenure: Tenure,
   ) {}
 
   async fixPartitionCount(count: number): Promise<number> {
@@ -70,18 +70,6 @@ export class RedisCoordination implements Coordination {
       const held = holder !== '' && ttl >= 0;
       return { partition, nodeId: held ? holder : undefined, epoch: Number(epoch), expiresAt: held ? Number(now) + Number(ttl) : undefined };
     });
-  }
-
-  hold(partition: number, epoch: number, validUntil: number): void {
-    this.fences.hold(partition, epoch, validUntil);
-  }
-
-  drop(partition: number): Promise<void> {
-    return this.fences.drop(partition);
-  }
-
-  holds(partition: number): boolean {
-    return this.fences.holds(partition);
   }
 
   private lease(partition: number, op: string, nodeId: string, ttlMs = 0, epoch = 0): Promise<LeaseReply> {

@@ -40,7 +40,7 @@ import { createRedisClient, isCluster, masters, type RedisClient } from './conne
 import { parseRedisUrl, withoutPassword } from '../../redis-url.js';
 import { legacyRegistryKey, partitionKeys, registryKey } from './keys.js';
 import { readLuaScript } from './scripts.js';
-import { Fences } from '../fences.js';
+import { Tenure } from '../tenure.js';
 import { RedisCoordination, type CoordinatedRedis } from './coordination.js';
 
 export interface RedisStoreOptions {
@@ -71,7 +71,7 @@ const PING_TIMEOUT_MS = 1000;
 export class RedisStore implements Store {
   /** Commits handed to ioredis in the current event-loop turn: one pipeline, one group commit. */
   private groupSize = 0;
-  private readonly fences = new Fences();
+  private readonly tenure = new Tenure();
   readonly coordination: RedisCoordination;
 
   private constructor(
@@ -80,7 +80,7 @@ export class RedisStore implements Store {
     readonly info: StoreInfo,
     private readonly metrics: StoreMetrics,
   ) {
-    this.coordination = new RedisCoordination(redis, (write, command) => this.send(write, command), this.fences);
+    this.coordination = new RedisCoordination(redis, (write, command) => this.send(write, command), this.tenure);
   }
 
   static async open(url: string, options: RedisStoreOptions = {}): Promise<RedisStore> {
@@ -132,14 +132,14 @@ export class RedisStore implements Store {
 
   async commit(t: Transition): Promise<void> {
     checkTransition(t);
-    const epoch = this.fences.epochFor(t.partition);
+    const epoch = this.tenure.epochFor(t.partition);
     const { keys, args } = commitArgs(t, epoch);
     const started = performance.now();
     this.countInGroup();
-    const reply = await this.fences.track(t.partition, this.send(true, () => this.redis.commitTransition(keys.length, keys, args)));
+    const reply = await this.tenure.track(t.partition, this.send(true, () => this.redis.commitTransition(keys.length, keys, args)));
     this.metrics.commitDuration.observe((performance.now() - started) / 1000);
     if (Array.isArray(reply)) {
-      if (reply[0] === 'fenced') throw this.fences.refusedByStore(t.partition, epoch, reply[1]);
+      if (reply[0] === 'fenced') throw this.tenure.refusedByStore(t.partition, epoch, reply[1]);
       throw new TransitionConflict(reply[0] === 'record' ? recordConflictMessage(t, reply[1] - 1) : conflictMessage(t, reply[0] - 1, reply[1]));
     }
   }

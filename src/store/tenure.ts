@@ -1,12 +1,15 @@
 /**
- * Which partitions this node may commit to, and with which fencing epoch (design.md, "Scaling
- * past one machine"). Until the first lease is held nothing is fenced (a store used by tests
- * or tools alone); from then on a commit of a partition not held, or held past the time its
- * lease might have run out, is refused here without reaching the store. The store checks the
- * epoch again inside the commit, which is what stops a node that was paused past this check.
+ * The partitions this node holds, and for how long: the one view of tenure that the cluster
+ * node keeps (it holds, renews and drops them), the runtime asks (does it own a partition; may
+ * an attempt drive the SDK now) and the store enforces (design.md, "Scaling past one machine").
+ *
+ * Until the first lease is held nothing is fenced (a store used by tests or tools alone); from
+ * then on a commit of a partition not held, or held past the time its lease might have run
+ * out, is refused here without reaching the store. The store checks the epoch again inside the
+ * commit, which is what stops a node that was paused past this check.
  */
 import { fencedCommits } from '../telemetry/metrics.js';
-import { Fenced } from './types.js';
+import { Fenced, type PartitionTenure } from './types.js';
 
 interface Held {
   epoch: number;
@@ -14,7 +17,7 @@ interface Held {
   validUntil: number;
 }
 
-export class Fences {
+export class Tenure implements PartitionTenure {
   private readonly held = new Map<number, Held>();
   private active = false;
   private readonly inFlight = new Map<number, { count: number; settled: Array<() => void> }>();
@@ -24,12 +27,32 @@ export class Fences {
     this.held.set(partition, { epoch, validUntil });
   }
 
-  /** Refuses the partition from now on; resolves once its commits already sent have settled. */
   async drop(partition: number): Promise<void> {
     this.active = true;
     this.held.delete(partition);
     const busy = this.inFlight.get(partition);
     if (busy) await new Promise<void>((resolve) => busy.settled.push(resolve));
+  }
+
+  has(partition: number): boolean {
+    return this.held.has(partition);
+  }
+
+  holds(partition: number): boolean {
+    const h = this.held.get(partition);
+    return !this.active || (h !== undefined && performance.now() <= h.validUntil);
+  }
+
+  epochOf(partition: number): number | undefined {
+    return this.held.get(partition)?.epoch;
+  }
+
+  lapsed(now: number): number[] {
+    return [...this.held].flatMap(([p, h]) => (now > h.validUntil ? [p] : []));
+  }
+
+  partitions(): number[] {
+    return [...this.held.keys()].sort((a, b) => a - b);
   }
 
   /** The epoch a commit of the partition carries now (undefined: unfenced); throws `Fenced` when not held. */
@@ -39,12 +62,6 @@ export class Fences {
     if (!h) return this.refuse(partition, 'no lease held');
     if (performance.now() > h.validUntil) return this.refuse(partition, 'its lease was not renewed in time');
     return h.epoch;
-  }
-
-  /** Whether a commit of the partition would be sent now. */
-  holds(partition: number): boolean {
-    const h = this.held.get(partition);
-    return !this.active || (h !== undefined && performance.now() <= h.validUntil);
   }
 
   /** The store's epoch check refused a commit: `current` is the partition's epoch now. */

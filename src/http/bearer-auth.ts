@@ -10,8 +10,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Context, Next } from 'koa';
-import type { Config } from './config.js';
-import { ConfigError } from './config.js';
+import type { Config } from '../config.js';
+import { ConfigError } from '../config.js';
 
 /** The tokens one port accepts. */
 export class TokenSet {
