@@ -25,7 +25,8 @@ function refuseRaw(socket: Duplex, status: Refusal): void {
   socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
 }
 
-export function createListener(handler: http.RequestListener): http.Server {
+/** `handler`: a Koa app's `callback()`, whose promise never rejects (Koa answers its own errors). */
+export function createListener(handler: (req: http.IncomingMessage, res: http.ServerResponse) => unknown): http.Server {
   const server = http.createServer({ maxHeaderSize: MAX_HEAD_BYTES }, (req, res) => {
     if ((req.url?.length ?? 0) > MAX_REQUEST_TARGET_BYTES) return refuse(res, 414);
     if (req.rawHeaders.length / 2 > MAX_HEADER_FIELDS) return refuse(res, 431);

@@ -38,8 +38,9 @@ export class SubscriptionEngine {
   }
 
   start(): void {
-    this.reconcile();
-    this.timer = setInterval(() => this.reconcile(), RECONCILE_EVERY_MS);
+    // A round's failure is logged where the rounds are chained (`reconcile`), never thrown.
+    void this.reconcile();
+    this.timer = setInterval(() => void this.reconcile(), RECONCILE_EVERY_MS);
   }
 
   /** This node starts or stops consuming every subscription; resolves once that is done. */

@@ -45,7 +45,6 @@ export function restate(w: Pick<CliWorld, 'stack' | 'configHome'>, ...args: stri
         timeout: 30_000,
       },
       (err, stdout, stderr) => {
-        // eslint-disable-next-line no-control-regex
         const out = `${stdout}\n${stderr}`.replace(/\u001b\[[0-9;]*m/g, '');
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, out });
       },

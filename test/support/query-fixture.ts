@@ -320,7 +320,8 @@ export async function startQueryServer(): Promise<QueryServer> {
   const engine = new QueryEngine();
   await engine.warmUp();
   const app = createAdminApp({ registry, config, query: { store, registry, config, engine } });
-  const server = http.createServer(app.callback());
+  const handle = app.callback();
+  const server = http.createServer((req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const query = (sql: string, accept = 'application/json') =>
