@@ -120,7 +120,7 @@ async function joinCluster(cluster: ClusterNode, runtime: Runtime, subscriptions
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
   const startedAt = performance.now();
   // One process per data dir: the embedded store's, or the node id of a Redis node.
-  const dataDir = claimDataDir(config.dataDir, config.nodeId);
+  const dataDir = await claimDataDir(config.dataDir, config.nodeId);
   if (config.tracingEndpoint) await startTracing(config.tracingEndpoint);
   startProcessMetrics();
   const idleRelease = startIdleRelease();
