@@ -136,7 +136,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   for (const w of store.info.warnings) log.warn(storeFields, w);
   // Restate logs the key id too: it is what SDK endpoints are given as `identityKeys`.
   if (signer) log.info({ key_id: signer.keyId }, `request identity: requests to deployments are signed with ${signer.keyId}`);
-  const registry = await Registry.load(store, signer ? { discover: (uri, opts) => discover(uri, { ...opts, signer }) } : {});
+  const registry = await Registry.load(store, { outageWaitMs: config.storeOutageWait, ...(signer ? { discover: (uri, opts) => discover(uri, { ...opts, signer }) } : {}) });
   // A store several nodes can share: this node holds leases on its share of the partitions,
   // the runtime works only on those and forwards the rest to their owners.
   const coordination = store.coordination;

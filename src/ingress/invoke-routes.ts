@@ -4,7 +4,7 @@
  */
 import type { Context } from 'koa';
 import type Router from '@koa/router';
-import { IngressError } from '../errors.js';
+import { IngressError, Unavailable } from '../errors.js';
 import { isWorkflowRun } from '../registry/types.js';
 import type { Target } from '../../machines/invocation.js';
 import { checkInput, inputHeaders, parseDelay, readBody, segmentsAfter } from './request.js';
@@ -105,7 +105,16 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
     await answerAttach(ctx, deps, invocationId);
     return;
   }
-  const done = await deps.runtime.attach(invocationId);
+  const done = await deps.runtime.attach(invocationId).catch((err: unknown) => {
+    if (!(err instanceof Unavailable)) throw err;
+    // Created for certain: calling again would run it twice, attaching waits for this one.
+    throw new IngressError(
+      503,
+      `The invocation ${invocationId} was created, but the store stayed unavailable while its result was awaited. Attach to it (/restate/attach/${invocationId}) rather than calling again.`,
+      'ingress',
+      { invocationId },
+    );
+  });
   if (!done) throw new IngressError(404, 'not found', 'invocation', { invocationId });
   writeCompletion(ctx, deps.registry, done);
 }

@@ -23,6 +23,7 @@ import { Limiters } from './kernel/limiters.js';
 import { ObjectLocks } from './kernel/object-keys.js';
 import { ActorCache } from './services/actors.js';
 import { Attachments } from './services/attachments.js';
+import { ConfirmedWrites } from './services/confirmed-writes.js';
 import { Delivery } from './services/delivery.js';
 import { Invocations } from './services/invocations.js';
 import { LockGrants } from './services/lock-grants.js';
@@ -93,6 +94,8 @@ export class Runtime {
   private readonly grants: LockGrants;
   private readonly mutations: StateMutations;
   private readonly timers: TimerService;
+  /** The face's writes, settled after a store outage before anyone is answered. */
+  private readonly confirmed: ConfirmedWrites;
   /** Operator actions of the admin API (services/operator.ts), run on the invocation's owner. */
   readonly operator: Operator;
   /** The same, here: for invocations of partitions this node owns. */
@@ -141,7 +144,13 @@ export class Runtime {
       this.placement.owns(this.actors.partitionOf(id))
         ? (this.localOperator[name] as (...a: unknown[]) => Promise<unknown>)(id, ...rest)
         : this.placement.forward(this.actors.partitionOf(id), `operator.${name}`, [id, ...rest]);
-    this.operator = Object.fromEntries(Object.keys(this.localOperator).map((name) => [name, owner(name as keyof Operator)])) as Operator;
+    const onOwner = Object.fromEntries(Object.keys(this.localOperator).map((name) => [name, owner(name as keyof Operator)])) as Operator;
+    this.confirmed = new ConfirmedWrites({ wait: { store, boundMs: config.storeOutageWait }, store, actors: this.actors });
+    this.operator = {
+      ...onOwner,
+      cancel: (id) => this.confirmed.operator(id, 'cancel', () => onOwner.cancel(id)),
+      kill: (id) => this.confirmed.operator(id, 'kill', () => onOwner.kill(id)),
+    };
   }
 
   /**
@@ -150,14 +159,16 @@ export class Runtime {
    * sending it again after a lost answer cannot create it twice.
    */
   invoke(req: InvokeRequest): Promise<InvokeResult> {
-    const placed = this.invocations.placementOf(req);
-    if (!placed || this.placement.owns(placed.partition)) return this.invocations.invoke(req);
-    return this.at(placed.partition, 'invoke', [{ ...req, invocationId: placed.id, createOnce: true }]);
+    const { id, partition } = this.invocations.placementOf(req);
+    const pinned = { ...req, invocationId: id };
+    return this.confirmed.invoke(id, req.executeAt, () =>
+      this.placement.owns(partition) ? this.invocations.invoke(pinned) : this.at(partition, 'invoke', [{ ...pinned, createOnce: true }]),
+    );
   }
 
   /** The result once the invocation completes; undefined if there is no such invocation. */
   attach(id: string): Promise<CompletedInvocation | undefined> {
-    return this.at(this.actors.partitionOf(id), 'attach', [id]);
+    return this.confirmed.repeatable(() => this.at(this.actors.partitionOf(id), 'attach', [id]));
   }
 
   output(id: string): Promise<OutputState> {
@@ -231,7 +242,8 @@ export class Runtime {
 
   /** Admin `POST /services/{name}/state`: resolves once the mutation is stored (by the key's owner). */
   submitStateMutation(m: StateMutation): Promise<void> {
-    return this.at(partitionOf(partitionKeyOf(m.scope ?? m.key), this.config.partitions), 'submitStateMutation', [m]);
+    // Applied twice, a whole state replaced leaves what applied once does.
+    return this.confirmed.repeatable(() => this.at(partitionOf(partitionKeyOf(m.scope ?? m.key), this.config.partitions), 'submitStateMutation', [m]));
   }
 
   /** The limit rules changed (admin): waiting invocations get what the new rules allow, at once. */

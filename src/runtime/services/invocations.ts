@@ -58,26 +58,25 @@ export class Invocations {
   }
 
   /**
-   * The partition the request's invocation will live in, and its id when that is known before
-   * creation; undefined when any partition will do (one owned here is taken).
+   * The partition the request's invocation will live in, and its id, chosen before creation
+   * (so that trying again creates the same one): without a key, one of a partition this node
+   * owns, so the invocation runs here.
    */
-  placementOf(req: InvokeRequest): { partition: number; id: string } | undefined {
+  placementOf(req: InvokeRequest): { partition: number; id: string } {
     const key = req.target.scope ?? req.target.key;
-    // A node that owns nothing (yet) has the invocation created wherever its random id falls.
-    const anywhere = this.deps.placement.owned().length === 0 ? randomPartitionKey() : undefined;
-    const partitionKey = key !== undefined ? partitionKeyOf(key) : anywhere;
     const id =
       req.invocationId ??
       identityOf(req, this.deps.registry.resolveHandler(req.target.service, req.target.handler)) ??
-      (partitionKey !== undefined ? invocationIdToString(newInvocationId(partitionKey)) : undefined);
-    return id === undefined ? undefined : { partition: this.deps.actors.partitionOf(id), id };
+      invocationIdToString(newInvocationId(this.partitionKeyFor(key)));
+    return { partition: this.deps.actors.partitionOf(id), id };
   }
 
-  /** A key's partition key; without a key one of a partition this node owns, so the invocation runs here. */
+  /** A key's partition key; without a key one of a partition this node owns (any, when it owns none yet). */
   private partitionKeyFor(key: string | undefined): bigint {
     if (key !== undefined) return partitionKeyOf(key);
     const owned = this.deps.placement.owned();
-    return randomKeyIn(owned[Math.floor(Math.random() * owned.length)] ?? 0, this.deps.partitions);
+    if (owned.length === 0) return randomPartitionKey();
+    return randomKeyIn(owned[Math.floor(Math.random() * owned.length)]!, this.deps.partitions);
   }
 
   /** The result once the invocation completes; undefined if there is no such invocation. */
