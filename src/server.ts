@@ -79,6 +79,8 @@ function openConfiguredStore(config: Config, log: Logger) {
     ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
     redis: {
       ...(tls ? { tls } : {}),
+      waitReplicas: config.redisWaitReplicas,
+      onReplication: (message) => log.info({ store: 'redis' }, message),
       onAvailability: ({ available, message, outageMs }) => {
         const fields = { store: 'redis', ...(outageMs !== undefined ? { outage_ms: outageMs } : {}) };
         if (available) log.info(fields, message);
