@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 // The fault campaign of issue 9 (test/support/faults/): rounds of load (calls, sends, idempotent
 // sends, read-modify-write adds on 20 keys) with SIGKILLs of redstate, redis-server or the SDK
-// service at seeded moments, then the checks. Prints a table per store and fault kind and the
+// service at seeded moments, then the checks. The client retries every 503 (issue 31): counts
+// must stay exact, no answer may leave the outcome unknown, and every invocation must finish
+// within 60 s of the last fault; the table gives the 503s and the time to resume after a kill. Prints a table per store and fault kind and the
 // evidence of every violation; exits 1 on any violation.
 //
 //   npm run faults                                   # every store and fault kind, the long rounds
 //   npm run faults -- --store redis --fault redis --rounds 12
 //   npm run faults -- --store redis-cluster --fault redis   # three masters; a fault kills one
+//   npm run faults -- --store redis-sentinel --fault redis  # primary + replica + 3 Sentinels; a fault kills the primary
 //   npm run faults -- --ops 500 --faults-per-round 3 --seed 7 --concurrency 48 --settle-ms 60000
 //   npm run faults -- --fault redis --downtime-ms 500-1500   # how long a killed process stays down
 //
@@ -62,7 +65,7 @@ const range = (name, fallback) => {
 };
 const stores = list(args.store);
 const faults = list(args.fault);
-for (const s of stores) if (!['embedded', 'redis', 'redis-cluster'].includes(s)) throw new Error(`unknown store '${s}'`);
+for (const s of stores) if (!['embedded', 'redis', 'redis-cluster', 'redis-sentinel'].includes(s)) throw new Error(`unknown store '${s}'`);
 for (const f of faults) if (!faultKinds.includes(f)) throw new Error(`unknown fault '${f}'`);
 const artifactsDir = args.artifacts ?? mkdtempSync(path.join(os.tmpdir(), 'redstate-faults-evidence-'));
 

@@ -38,6 +38,16 @@ export interface Config {
   requestSizeLimit: number;
   /** On SIGTERM, how long (ms) requests in flight may still be answered before connections are closed. */
   shutdownGrace: number;
+  /**
+   * How long (ms) a write of the ingress or admin API waits for an unreachable store to come
+   * back, and then settles what it did (store/confirmed.ts), before it answers 503.
+   */
+  storeOutageWait: number;
+  /**
+   * Replicas a Redis commit waits for (`WAIT`) before it is acknowledged: a number, or `auto`:
+   * 1 while the primary has a replica connected, else 0 (src/store/redis/replication.ts).
+   */
+  redisWaitReplicas: number | 'auto';
   /** Unset: pretty when stdout is a terminal, JSON lines otherwise. */
   logFormat: LogFormat | undefined;
   logLevel: LogLevel;
@@ -89,6 +99,8 @@ const defaults: Config = {
   partitions: 24,
   requestSizeLimit: 32 * 1024 * 1024,
   shutdownGrace: 10_000,
+  storeOutageWait: 30_000,
+  redisWaitReplicas: 'auto',
   logFormat: undefined,
   logLevel: 'info',
   tracingEndpoint: undefined,
@@ -136,6 +148,12 @@ function positiveInt(raw: string, name: string): number {
   const n = Number(raw);
   if (!/^\d+$/.test(raw) || n < 1) throw new ConfigError(`${name}: '${raw}' is not a positive integer`);
   return n;
+}
+
+function replicas(raw: string, name: string): number | 'auto' {
+  if (raw === 'auto') return 'auto';
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name}: '${raw}' is neither 'auto' nor a number of replicas`);
+  return Number(raw);
 }
 
 function bool(raw: string, name: string): boolean {
@@ -196,6 +214,8 @@ export const settings: readonly Setting[] = [
   { key: 'partitions', flag: '--partitions', env: 'REDSTATE_PARTITIONS', arg: 'N', help: 'number of partitions; fixed when the store is created', parse: positiveInt },
   { key: 'requestSizeLimit', flag: '--request-size-limit', env: 'REDSTATE_REQUEST_SIZE_LIMIT', arg: 'BYTES', help: 'largest ingress request body (also sizes the HTTP/2 sessions towards deployments)', shownDefault: '33554432 (32 MiB)', parse: positiveInt },
   { key: 'shutdownGrace', flag: '--shutdown-grace', env: 'REDSTATE_SHUTDOWN_GRACE', arg: 'MS', help: 'on SIGTERM, how long requests in flight may still be answered before connections close', parse: positiveInt },
+  { key: 'storeOutageWait', flag: '--store-outage-wait', env: 'REDSTATE_STORE_OUTAGE_WAIT', arg: 'MS', help: 'how long an ingress or admin write waits for an unreachable store, then finds out what it did, before answering 503', parse: positiveInt },
+  { key: 'redisWaitReplicas', flag: '--redis-wait-replicas', env: 'REDSTATE_REDIS_WAIT_REPLICAS', arg: 'N|auto', help: 'replicas each Redis commit waits for (WAIT) before it is acknowledged; auto: 1 while the primary has one connected', parse: replicas },
   { key: 'logFormat', flag: '--log-format', env: 'REDSTATE_LOG_FORMAT', arg: 'json|pretty', help: 'log line format', shownDefault: 'pretty on a terminal, else json', parse: oneOf(['json', 'pretty'] as const) },
   { key: 'logLevel', flag: '--log-level', env: 'REDSTATE_LOG_LEVEL', arg: 'LEVEL', help: `lowest level logged: ${LOG_LEVELS.join(', ')}`, parse: oneOf(LOG_LEVELS) },
   { key: 'tracingEndpoint', flag: '--tracing-endpoint', env: 'REDSTATE_TRACING_ENDPOINT', arg: 'URL', help: 'OTLP/HTTP collector for traces, e.g. http://localhost:4318', shownDefault: 'unset: no tracing', parse: url(['http:', 'https:'], 'http://host:4318') },

@@ -75,6 +75,8 @@ function openConfiguredStore(config: Config, log: Logger) {
     ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
     redis: {
       ...(tls ? { tls } : {}),
+      waitReplicas: config.redisWaitReplicas,
+      onReplication: (message) => log.info({ store: 'redis' }, message),
       onAvailability: ({ available, message, outageMs }) => {
         const fields = { store: 'redis', ...(outageMs !== undefined ? { outage_ms: outageMs } : {}) };
         if (available) log.info(fields, message);
@@ -116,7 +118,7 @@ async function joinCluster(cluster: ClusterNode, runtime: Runtime, subscriptions
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
   const startedAt = performance.now();
   // One process per data dir: the embedded store's, or the node id of a Redis node.
-  const dataDir = claimDataDir(config.dataDir, config.nodeId);
+  const dataDir = await claimDataDir(config.dataDir, config.nodeId);
   if (config.tracingEndpoint) await startTracing(config.tracingEndpoint);
   startProcessMetrics();
   const idleRelease = startIdleRelease();
@@ -132,7 +134,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   for (const w of store.info.warnings) log.warn(storeFields, w);
   // Restate logs the key id too: it is what SDK endpoints are given as `identityKeys`.
   if (signer) log.info({ key_id: signer.keyId }, `request identity: requests to deployments are signed with ${signer.keyId}`);
-  const registry = await Registry.load(store, signer ? { discover: (uri, opts) => discover(uri, { ...opts, signer }) } : {});
+  const registry = await Registry.load(store, { outageWaitMs: config.storeOutageWait, ...(signer ? { discover: (uri, opts) => discover(uri, { ...opts, signer }) } : {}) });
   // A store several nodes can share: this node holds leases on its share of the partitions,
   // the runtime works only on those and forwards the rest to their owners.
   const coordination = store.coordination;

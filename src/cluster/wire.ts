@@ -31,6 +31,7 @@ export interface WireError {
   message: string;
   code: string | null;
   partition?: number;
+  mayHaveApplied?: boolean;
 }
 
 const DOMAIN: Record<string, new (message: string, code?: string | null) => DomainError> = {
@@ -46,13 +47,15 @@ const DOMAIN: Record<string, new (message: string, code?: string | null) => Doma
 
 export function errorToWire(err: unknown): WireError {
   if (err instanceof Misdirected) return { kind: 'Misdirected', message: err.message, code: null, partition: err.partition };
-  if (err instanceof StoreUnavailable) return { kind: 'Unavailable', message: err.message, code: null };
+  // Whether a commit may have landed travels too: the sender settles it (store/confirmed.ts).
+  if (err instanceof StoreUnavailable) return { kind: 'StoreUnavailable', message: err.message, code: null, mayHaveApplied: err.mayHaveApplied };
   if (err instanceof DomainError) return { kind: err.name, message: err.message, code: err.code };
   return { kind: 'Error', message: err instanceof Error ? err.message : String(err), code: null };
 }
 
 export function errorFromWire(e: WireError): Error {
   if (e.kind === 'Misdirected') return new Misdirected(e.partition ?? -1);
+  if (e.kind === 'StoreUnavailable') return new StoreUnavailable(e.message, e.mayHaveApplied ?? true);
   const Domain = DOMAIN[e.kind];
   return Domain ? new Domain(e.message, e.code) : new Error(e.message);
 }

@@ -11,6 +11,7 @@
 import { Conflict, InvalidRequest, MetaCode, NotFound, NotImplemented } from '../errors.js';
 import { discover as realDiscover, type DiscoverOptions, type DiscoveryResult } from '../protocol/discovery.js';
 import type { Store } from '../store/types.js';
+import { confirmed } from '../store/confirmed.js';
 import { newDeploymentId } from './deployment-id.js';
 import { emptyExtras, extrasFromDoc, type RegistryExtras } from './extras.js';
 import { servicesFromManifest } from './from-manifest.js';
@@ -77,10 +78,13 @@ export class Registry {
   private constructor(
     private readonly store: Store,
     private readonly discoverFn: DiscoverFn,
+    /** How long a save waits for an unreachable store (store/confirmed.ts). */
+    private readonly outageWaitMs: number,
   ) {}
 
-  static async load(store: Store, opts: { discover?: DiscoverFn } = {}): Promise<Registry> {
-    const registry = new Registry(store, opts.discover ?? realDiscover);
+  /** @param opts.outageWaitMs how long a change waits for an unreachable store before it fails (default: not at all) */
+  static async load(store: Store, opts: { discover?: DiscoverFn; outageWaitMs?: number } = {}): Promise<Registry> {
+    const registry = new Registry(store, opts.discover ?? realDiscover, opts.outageWaitMs ?? 1);
     const doc = (await store.loadRegistry()) as Partial<RegistryDoc> | undefined;
     if (doc !== undefined && doc !== null) {
       if (doc.version !== 1 || !Array.isArray(doc.deployments)) throw new Error('registry document has an unknown format');
@@ -292,7 +296,7 @@ export class Registry {
     return this.exclusive(async () => {
       const draft = structuredClone(this.extras);
       const result = change(draft);
-      await this.store.saveRegistry({ version: 1, deployments: this.deployments, ...draft } satisfies RegistryDoc);
+      await this.save({ version: 1, deployments: this.deployments, ...draft });
       this.extras = draft;
       return result;
     });
@@ -319,10 +323,14 @@ export class Registry {
   }
 
   private async commit(deployments: Deployment[]): Promise<void> {
-    const doc: RegistryDoc = { version: 1, deployments, ...this.extras };
-    await this.store.saveRegistry(doc);
+    await this.save({ version: 1, deployments, ...this.extras });
     this.deployments = deployments;
     this.reindex();
+  }
+
+  /** The whole document, saved again after an outage until the store confirms it: saving it twice is saving it once. */
+  private save(doc: RegistryDoc): Promise<void> {
+    return confirmed({ store: this.store, boundMs: this.outageWaitMs }, () => this.store.saveRegistry(doc));
   }
 
   private reindex(): void {

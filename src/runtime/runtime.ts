@@ -30,6 +30,7 @@ import { ActorCache } from './services/actors.js';
 import { admit, type AdmissionDeps } from './services/admission.js';
 import { performCommitted, type AfterCommitDeps } from './services/after-commit.js';
 import { Attachments } from './services/attachments.js';
+import { ConfirmedWrites } from './services/confirmed-writes.js';
 import { Delivery } from './services/delivery.js';
 import { flowRulesOf } from './services/flow-rules.js';
 import { Invocations } from './services/invocations.js';
@@ -77,6 +78,8 @@ export class Runtime {
   private readonly afterCommit: AfterCommitDeps;
   private readonly admission: AdmissionDeps;
   private readonly ops: Operations;
+  /** The face's writes, settled after a store outage before anyone is answered. */
+  private readonly confirmed: ConfirmedWrites;
   /** Where this node's subscription progress comes from (server.ts: the subscription engine). */
   private progressHere: () => Promise<unknown[]> = () => Promise.resolve([]);
 
@@ -160,6 +163,7 @@ export class Runtime {
       subscriptionProgress: () => this.progressHere(),
     };
     this.ops = new Operations(placement, local);
+    this.confirmed = new ConfirmedWrites({ wait: { store, boundMs: config.storeOutageWait }, store, actors: this.actors });
   }
 
   /**
@@ -169,18 +173,18 @@ export class Runtime {
    */
   invoke(req: InvokeRequest, handler?: EffectiveHandler): Promise<InvokeResult> {
     const a = admit(this.admission, req, handler);
-    return this.ops.at(a.partition, 'create', [a]);
+    return this.confirmed.create(a, (x) => this.ops.at(a.partition, 'create', [x]));
   }
 
   /** Creates an invocation and waits for its outcome, in one operation on the partition's owner. */
   call(req: InvokeRequest, handler?: EffectiveHandler): Promise<CallResult> {
     const a = admit(this.admission, req, handler);
-    return this.ops.at(a.partition, 'call', [a]);
+    return this.confirmed.create(a, (x) => this.ops.at(a.partition, 'call', [x]));
   }
 
   /** The result once the invocation completes; undefined if there is no such invocation. */
   attach(id: string): Promise<CompletedInvocation | undefined> {
-    return this.ops.at(this.partitionOf(id), 'attach', [id]);
+    return this.confirmed.repeatable(() => this.ops.at(this.partitionOf(id), 'attach', [id]));
   }
 
   output(id: string): Promise<OutputState> {
@@ -198,8 +202,8 @@ export class Runtime {
 
   /** Operator actions of the admin API (services/operator.ts), run on the invocation's owner. */
   readonly operator = {
-    cancel: (id: string): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.cancel', [id]),
-    kill: (id: string): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.kill', [id]),
+    cancel: (id: string): Promise<Outcome> => this.confirmed.operator(id, 'cancel', () => this.ops.at(this.partitionOf(id), 'operator.cancel', [id])),
+    kill: (id: string): Promise<Outcome> => this.confirmed.operator(id, 'kill', () => this.ops.at(this.partitionOf(id), 'operator.kill', [id])),
     pause: (id: string): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.pause', [id]),
     resume: (id: string, deployment?: DeploymentChoice): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.resume', [id, deployment]),
     purge: (id: string): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.purge', [id]),
@@ -209,7 +213,8 @@ export class Runtime {
 
   /** Admin `POST /services/{name}/state`: resolves once the mutation is stored (by the key's owner). */
   submitStateMutation(m: StateMutation): Promise<void> {
-    return this.ops.at(partitionOfTarget(m, this.config.partitions), 'submitStateMutation', [m]);
+    // Applied twice, a whole state replaced leaves what applied once does.
+    return this.confirmed.repeatable(() => this.ops.at(partitionOfTarget(m, this.config.partitions), 'submitStateMutation', [m]));
   }
 
   /** The limit rules changed (admin): waiting invocations get what the new rules allow, at once. */

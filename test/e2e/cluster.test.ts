@@ -7,12 +7,11 @@
  * cluster-redis-cluster.test.ts.
  */
 import test from 'ava';
-import { spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startRedis } from '../support/redis.js';
-import { startRedstate } from '../support/server.js';
+import { runToExit, startRedstate } from '../support/server.js';
 import { startCluster, type ClusterStack } from '../support/cluster.js';
 import { addLoad, checkAdds, endLoads, KEYS, lastRefusal, sendAdd } from '../support/cluster-load.js';
 import { failoverUnderLoad, onThreeNodes, spreadAndAdds } from '../support/cluster-scenarios.js';
@@ -150,12 +149,3 @@ test('one process per data dir, and the partition count stays what the store was
     await redis.stop();
   }
 });
-
-async function runToExit(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [path.resolve('dist/src/main.js')], { env: { ...process.env, REDSTATE_HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, output };
-}

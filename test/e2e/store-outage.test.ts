@@ -19,7 +19,8 @@ const IOREDIS_INTERNALS = /max retries|Connection is closed|ECONNREFUSED|Stream 
 test('SIGKILL of redis-server: 503 with a clear message while it is down, normal answers once it is back', async (t) => {
   const redis = await startRedis();
   const service = await startService('basic.mjs');
-  const server = await startRedstate({ redisUrl: redis.url });
+  // Writes answer 503 once the store stays away past this bound (certain-answers.test.ts: within it).
+  const server = await startRedstate({ redisUrl: redis.url, env: { REDSTATE_STORE_OUTAGE_WAIT: '1000' } });
   const ingress = client(server.ingress);
   const admin = client(server.admin);
   try {

@@ -3,7 +3,8 @@
  * own empty directory. It never uses 6379, so a developer's Redis is never touched.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +19,8 @@ export interface StartRedisOptions {
   password?: string;
   /** More `--name value` arguments for redis-server. */
   args?: string[];
+  /** Run a Sentinel (`redis-server sentinel.conf --sentinel`) with this configuration instead. */
+  sentinel?: string;
 }
 
 export interface RunningRedis {
@@ -81,7 +84,10 @@ process.once('exit', () => {
 });
 
 async function launch(port: number, dir: string, opts: StartRedisOptions): Promise<ChildProcess> {
-  const args = [
+  // Sentinel rewrites its configuration file: written once, kept across restarts.
+  const conf = join(dir, 'sentinel.conf');
+  if (opts.sentinel !== undefined && !existsSync(conf)) await writeFile(conf, opts.sentinel);
+  const args = opts.sentinel !== undefined ? [conf, '--sentinel', '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no', '--logfile', ''] : [
     '--port', String(port),
     '--bind', '127.0.0.1',
     '--dir', dir,

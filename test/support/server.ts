@@ -7,7 +7,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-const MAIN = path.resolve(process.cwd(), 'dist/src/main.js');
+/** The built server's entry point. */
+export const MAIN = path.resolve(process.cwd(), 'dist/src/main.js');
 
 export interface RedstateProcess {
   ingress: string;
@@ -28,6 +29,11 @@ export interface RedstateProcess {
   terminate(): Promise<number | null>;
   /** Starts the server again on the same ports and data. */
   restart(): Promise<void>;
+  /**
+   * SIGKILL, and a new process on the same ports and data at once, without waiting for the
+   * killed one to exit: a supervisor that restarts a crashed server immediately.
+   */
+  crashAndRestart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -35,6 +41,8 @@ export interface RedstateOptions {
   /** Redis store; without it the embedded store in a fresh temp dir. */
   redisUrl?: string;
   env?: Record<string, string>;
+  /** An existing data dir (kept by `stop`); default a fresh temp dir. */
+  dataDir?: string;
 }
 
 type Ports = { ingress: number; admin: number; node: number };
@@ -54,7 +62,7 @@ export async function startRedstate(opts: RedstateOptions = {}): Promise<Redstat
   // Port 0 on the first start: the server binds what the kernel gives and logs it, so test
   // processes never race for a port; a restart binds the same ports again.
   let ports: Ports = { ingress: 0, admin: 0, node: 0 };
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'redstate-data-'));
+  const dataDir = opts.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'redstate-data-')));
   let log = '';
   let proc: ChildProcess;
   const env = {
@@ -105,10 +113,25 @@ export async function startRedstate(opts: RedstateOptions = {}): Promise<Redstat
       log += '\n--- restart ---\n';
       await launch();
     },
+    async crashAndRestart() {
+      proc.kill('SIGKILL');
+      log += '\n--- restart right after SIGKILL ---\n';
+      await launch();
+    },
     async stop() {
       proc.kill('SIGTERM');
       await exited();
-      await rm(dataDir, { recursive: true, force: true });
+      if (!opts.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** `node dist/src/main.js` with `env` until it exits by itself: a start that must be refused. */
+export async function runToExit(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, REDSTATE_HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { code, output };
 }

@@ -7,12 +7,13 @@ import got, { type Got } from 'got';
 import path from 'node:path';
 import { startRedis, type RunningRedis } from './redis.js';
 import { startRedisCluster, type RunningRedisCluster } from './redis-cluster.js';
+import { startSentinelSet, type RunningSentinelSet } from './redis-sentinel.js';
 import { startRedstate, type RedstateProcess } from './server.js';
 import { startService, type StartedService } from './sdk-service.js';
 
-/** `redis-cluster`: three masters (redis-cluster.ts). */
-export type StoreKind = 'embedded' | 'redis' | 'redis-cluster';
-const allKinds: StoreKind[] = ['embedded', 'redis', 'redis-cluster'];
+/** `redis-cluster`: three masters (redis-cluster.ts); `redis-sentinel`: a primary, a replica, three Sentinels (redis-sentinel.ts). */
+export type StoreKind = 'embedded' | 'redis' | 'redis-cluster' | 'redis-sentinel';
+const allKinds: StoreKind[] = ['embedded', 'redis', 'redis-cluster', 'redis-sentinel'];
 
 /**
  * The stores the files that run on every store use: embedded and redis, or the list in
@@ -21,7 +22,7 @@ const allKinds: StoreKind[] = ['embedded', 'redis', 'redis-cluster'];
 export const storeKinds: StoreKind[] = storeKindsOf(process.env['REDSTATE_TEST_STORES']);
 
 /** The store's `backend` (metrics label, `StoreInfo.backend`): a Redis Cluster is the Redis backend. */
-export const backendOf = (kind: StoreKind): 'embedded' | 'redis' => (kind === 'redis-cluster' ? 'redis' : kind);
+export const backendOf = (kind: StoreKind): 'embedded' | 'redis' => (kind === 'embedded' ? 'embedded' : 'redis');
 
 function storeKindsOf(list: string | undefined): StoreKind[] {
   if (list === undefined || list.trim() === '') return ['embedded', 'redis'];
@@ -42,6 +43,8 @@ export interface Stack {
   redis?: RunningRedis;
   /** The Redis Cluster of a `redis-cluster` stack, to kill and restart its masters. */
   redisCluster?: RunningRedisCluster;
+  /** The primary, replica and Sentinels of a `redis-sentinel` stack. */
+  redisSentinel?: RunningSentinelSet;
   /** Execution counters kept by the SDK service (durable.mjs). */
   counts(): Promise<Record<string, number>>;
   stop(): Promise<void>;
@@ -74,27 +77,31 @@ export interface StartedStore {
   redisUrl?: string;
   redis?: RunningRedis;
   redisCluster?: RunningRedisCluster;
+  redisSentinel?: RunningSentinelSet;
   stop(): Promise<void>;
 }
 
 export async function startStore(store: StoreKind): Promise<StartedStore> {
   const redis = store === 'redis' ? await startRedis() : undefined;
   const redisCluster = store === 'redis-cluster' ? await startRedisCluster() : undefined;
-  const redisUrl = redis?.url ?? redisCluster?.url;
+  const redisSentinel = store === 'redis-sentinel' ? await startSentinelSet() : undefined;
+  const redisUrl = redis?.url ?? redisCluster?.url ?? redisSentinel?.url;
   return {
     ...(redisUrl ? { redisUrl } : {}),
     ...(redis ? { redis } : {}),
     ...(redisCluster ? { redisCluster } : {}),
+    ...(redisSentinel ? { redisSentinel } : {}),
     async stop() {
       await redis?.stop();
       await redisCluster?.stop();
+      await redisSentinel?.stop();
     },
   };
 }
 
 export async function startStack(store: StoreKind, opts: StackOptions = {}): Promise<Stack> {
   const started = await startStore(store);
-  const { redisUrl, redis, redisCluster } = started;
+  const { redisUrl, redis, redisCluster, redisSentinel } = started;
   const service = await startService(path.resolve('test/support/services', opts.serviceFile ?? 'durable.mjs'), {
     env: { ...opts.serviceEnv, ...(opts.http1 ? { HTTP1: '1' } : {}) },
   });
@@ -110,6 +117,7 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
     serviceUrl: service.url,
     ...(redis ? { redis } : {}),
     ...(redisCluster ? { redisCluster } : {}),
+    ...(redisSentinel ? { redisSentinel } : {}),
     async counts() {
       const res = await fetch(`http://127.0.0.1:${service.countsPort}/counts`);
       return (await res.json()) as Record<string, number>;

@@ -1,7 +1,8 @@
 /**
  * A TCP relay in front of a real server, to lose a reply on purpose: while replies are held,
  * what the server sends is dropped, and `cut()` then breaks every connection, as a server that
- * ran a command and went away before its answer left would.
+ * ran a command and went away before its answer left would. While requests are held, nothing
+ * reaches the server either: a command lost on its way, whose client cannot tell the two apart.
  */
 import { connect, createServer, type Socket } from 'node:net';
 
@@ -9,17 +10,21 @@ export interface TcpProxy {
   port: number;
   /** Drops what the server sends on the open connections from now on. */
   holdReplies(): void;
+  /** Drops what the clients send on the open connections from now on (and the replies): nothing reaches the server. */
+  holdRequests(): void;
   /** Breaks every open connection; new ones are relayed as normal again. */
   cut(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
-  const pairs = new Set<{ client: Socket; server: Socket; held: boolean }>();
+  const pairs = new Set<{ client: Socket; server: Socket; held: boolean; swallowed: boolean }>();
   const proxy = createServer((client) => {
-    const pair = { client, server: connect(targetPort, '127.0.0.1'), held: false };
+    const pair = { client, server: connect(targetPort, '127.0.0.1'), held: false, swallowed: false };
     pairs.add(pair);
-    client.on('data', (d) => pair.server.write(d));
+    client.on('data', (d) => {
+      if (!pair.swallowed) pair.server.write(d);
+    });
     pair.server.on('data', (d) => {
       if (!pair.held) client.write(d);
     });
@@ -40,6 +45,9 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     port: address.port,
     holdReplies() {
       for (const pair of pairs) pair.held = true;
+    },
+    holdRequests() {
+      for (const pair of pairs) pair.held = pair.swallowed = true;
     },
     cut() {
       for (const pair of pairs) pair.client.destroy();

@@ -34,13 +34,16 @@ function round() {
   const op = (index: number, key: string): Op => ({ index, kind: 'addSend', path: `send/Counter/${key}/add`, body: { op: `op${index}`, sleepMs: 0, delta: 1 }, key });
   /** An acknowledged add of 1 on `key` by `inv` that read `before`, with the executions it used. */
   const add = (index: number, inv: string, before: number, enter: string, exit: string, key = 'k0') => {
-    sent.push({ op: op(index, key), acked: true, invocationId: inv });
+    sent.push({ op: op(index, key), acked: true, invocationId: inv, ...answered });
     observed.byId.set(inv, ok({ op: `op${index}`, before, after: before + 1, enter, exit }));
   };
   return { executions, run, sent, observed, add };
 }
 
 const kinds = (r: ReturnType<typeof round>) => check(r.sent, r.executions, r.observed).map((v) => `${v.kind} ${v.subject}`);
+
+/** What the client saw besides the answer: no 503 on the way. */
+const answered = { sentAt: 0, answeredAt: 0, unavailable: 0, ambiguous: 0 };
 
 test('two adds one after the other, counted: nothing to report', (t) => {
   const r = round();
@@ -87,7 +90,7 @@ test('an acknowledged invocation that does not answer is lost; a key whose exclu
 test('a count outside the acknowledged adds plus the unacknowledged ones is wrong', (t) => {
   const r = round();
   r.add(1, 'inv_a', 0, r.run('enter', 'inv_a', 'op1', 'k0'), r.run('exit', 'inv_a', 'op1', 'k0'));
-  r.sent.push({ op: { index: 2, kind: 'addCall', path: 'call/Counter/k0/add', body: { op: 'op2', sleepMs: 0, delta: 3 }, key: 'k0' }, acked: false, error: 'ECONNRESET' });
+  r.sent.push({ op: { index: 2, kind: 'addCall', path: 'call/Counter/k0/add', body: { op: 'op2', sleepMs: 0, delta: 3 }, key: 'k0' }, acked: false, error: 'ECONNRESET', ...answered });
   r.observed.counts.set('k0', ok(5));
   t.deepEqual(kinds(r), ['wrongCount k0']);
 });

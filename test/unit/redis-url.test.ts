@@ -36,9 +36,31 @@ test('several redis:// URLs are the seeds of one cluster', (t) => {
   });
 });
 
+test('redis-sentinel:// lists the sentinels, then the primary\'s name; credentials are the primary\'s', (t) => {
+  t.deepEqual(parseRedisUrl('redis-sentinel://h1:26379,h2/mymaster'), {
+    kind: 'sentinel',
+    sentinels: [{ host: 'h1', port: 26379 }, { host: 'h2', port: 26379 }],
+    name: 'mymaster',
+    tls: false,
+  });
+  t.deepEqual(parseRedisUrl('rediss-sentinel://app:p%40ss@10.0.0.1:5000/my%20primary?sentinelPassword=s3'), {
+    kind: 'sentinel',
+    sentinels: [{ host: '10.0.0.1', port: 5000 }],
+    name: 'my primary',
+    tls: true,
+    username: 'app',
+    password: 'p@ss',
+    sentinelPassword: 's3',
+  });
+  t.throws(() => parseRedisUrl('redis-sentinel://h1:26379,h2:26379'), { message: /must end with the primary's name/ });
+  t.throws(() => parseRedisUrl('redis-sentinel://h1:26379/'), { message: /must end with the primary's name/ });
+  t.throws(() => parseRedisUrl('redis-sentinel://,h2/m'), { message: /empty host/ });
+  t.is(withoutPassword('redis-sentinel://:pw@h1:1,h2:2/m?sentinelPassword=s3'), 'redis-sentinel://h1:1,h2:2/m?sentinelPassword=…');
+});
+
 test('bad forms are refused, naming the accepted ones', (t) => {
   t.throws(() => parseRedisUrl('http://x'), { message: /must start with redis:\/\/, rediss:\/\/, redis-cluster:\/\// });
-  t.throws(() => parseRedisUrl('redis-cluster://a:1,,b:2'), { message: /empty seed/ });
+  t.throws(() => parseRedisUrl('redis-cluster://a:1,,b:2'), { message: /empty host/ });
   t.throws(() => parseRedisUrl('redis-cluster://:secret@a:1/3'), { message: /only database 0/ });
   t.throws(() => parseRedisUrl('redis-cluster://a:99999'), { message: /is not a URL/ });
   t.throws(() => parseRedisUrl('redis://a:1,rediss://b:2'), { message: /all be redis:\/\/ or all be rediss:\/\// });

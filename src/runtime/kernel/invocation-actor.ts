@@ -154,10 +154,14 @@ export class InvocationActor {
     return this.retired;
   }
 
-  /** Runs `job` after every earlier job of this invocation; refused with `ActorRetired` once it left memory. */
+  /**
+   * Runs `job` after every earlier job of this invocation; refused with `ActorRetired` once it
+   * left memory, or once an earlier job's commit failed (the actor must be read again): a job
+   * queued behind that commit then runs on the actor loaded in its place (`ActorCache.with`).
+   */
   run<T>(job: () => Promise<T>): Promise<T> {
     return this.queue.run(() => {
-      if (this.retired) throw new ActorRetired(this.id);
+      if (this.retired || this.broken) throw new ActorRetired(this.id);
       return job();
     });
   }

@@ -27,6 +27,12 @@ export interface Admission {
    * a node that may send the request again after losing the answer (`forwardable`).
    */
   once: boolean;
+  /**
+   * Found existing, the invocation is this request's own: an earlier try of this very admission
+   * may have created it and lost the answer (a store outage, a forwarded request sent again).
+   * It is answered as created, not as `previous`.
+   */
+  ownIfFound?: boolean;
   /** A workflow's run: a second submission is answered 409 by a call. */
   workflowRun: boolean;
   /** The machine's input (its `now` is the admission's time). */
@@ -84,12 +90,21 @@ export function derivedId(req: InvokeRequest, handler: EffectiveHandler | undefi
 }
 
 /**
+ * The admission tried again after an earlier try's answer was lost: created only if absent, and,
+ * found, its own when that try may have made it (`mayHaveCreated`), or when its id is new (no
+ * other request can have made it).
+ */
+export function againAfterLoss(a: Admission, mayHaveCreated: boolean): Admission {
+  return { ...a, once: true, ownIfFound: a.ownIfFound === true || mayHaveCreated || !a.once };
+}
+
+/**
  * The admission as it travels to the partition's owner: the forwarding node may send it again
- * after losing the answer, so it is created only if absent; the owner resolves its handler.
+ * after losing the answer (`againAfterLoss`), and the owner resolves its handler.
  */
 export function forwardable(a: Admission): Admission {
-  const { handler: _handler, ...rest } = a;
-  return { ...rest, once: true };
+  const { handler: _handler, ...rest } = againAfterLoss(a, false);
+  return rest;
 }
 
 /** A partition key of a partition this node owns, so an unkeyed invocation runs here; any when it owns none yet. */

@@ -7,6 +7,7 @@ import { InvocationActor, type ActorPorts } from '../kernel/invocation-actor.js'
 import type { ObjectLocks } from '../kernel/object-keys.js';
 import { completedOf, type CompletedInvocation } from '../../model/persisted.js';
 import { KeyedSerialQueue } from '../../serial-queue.js';
+import { StoreUnavailable } from '../../store/types.js';
 import type { CallResult, InvokeResult, OutputState, Placement } from '../types.js';
 import type { ActorCache } from './actors.js';
 import type { Admission } from './admission.js';
@@ -35,9 +36,15 @@ export class Invocations {
   async create(a: Admission): Promise<InvokeResult> {
     if (!a.once) return this.createNew(a);
     return this.creating.run(a.id, async () => {
-      if (this.deps.actors.has(a.id) || (await this.deps.actors.stored(a.id))) return { invocationId: a.id, previous: true };
+      if (this.deps.actors.has(a.id) || (await this.deps.actors.stored(a.id))) return a.ownIfFound ? this.created(a) : { invocationId: a.id, previous: true };
       return this.createNew(a);
     });
+  }
+
+  /** The answer to creating it: its id, and when it starts if it was asked to start later. */
+  private created(a: Admission): InvokeResult {
+    const { executeAt, now } = a.input;
+    return { invocationId: a.id, previous: false, ...(executeAt !== undefined ? { executeAt: Math.max(executeAt, now) } : {}) };
   }
 
   /**
@@ -45,17 +52,23 @@ export class Invocations {
    * partition's owner crosses once. A workflow's run submitted before is answered at once (the
    * caller answers 409); another request that existed before (its idempotency key) gets that
    * invocation's outcome, `stored` when it had completed already (reference §2.5, §2.6).
+   * Once it is created, a store that fails the wait fails the call as a change that may have
+   * been applied: it was, and a try again must find it (services/confirmed-writes.ts).
    */
   async call(a: Admission): Promise<CallResult> {
     const created = await this.create(a);
-    if (created.previous) {
-      if (a.workflowRun) return created;
-      const before = await this.output(a.id);
-      if (before.state === 'completed') return { ...created, done: before, stored: true };
-      if (before.state === 'missing') return created;
+    try {
+      if (created.previous) {
+        if (a.workflowRun) return created;
+        const before = await this.output(a.id);
+        if (before.state === 'completed') return { ...created, done: before, stored: true };
+        if (before.state === 'missing') return created;
+      }
+      const done = await this.attach(a.id);
+      return done ? { ...created, done } : created;
+    } catch (err) {
+      throw err instanceof StoreUnavailable && !err.mayHaveApplied ? new StoreUnavailable(err.message, true) : err;
     }
-    const done = await this.attach(a.id);
-    return done ? { ...created, done } : created;
   }
 
   /** The result once the invocation completes; undefined if there is no such invocation. */
@@ -97,7 +110,7 @@ export class Invocations {
         ? await this.createHoldingLock(a)
         : await InvocationActor.create(this.deps.ports, partition, input, entries, {}, a.handler);
     if (actor.status !== 'completed') this.deps.actors.add(actor);
-    return { invocationId: a.id, previous: false, ...(input.executeAt !== undefined ? { executeAt: Math.max(input.executeAt, input.now) } : {}) };
+    return this.created(a);
   }
 
   /** Taking the key's lock (or a place in its inbox) is part of the creating commit. */

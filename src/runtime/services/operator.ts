@@ -20,7 +20,7 @@ import { Conflict, Gone, InvalidRequest, NotFound, Unprocessable } from '../../e
 import type { JournalEntry, Store } from '../../store/types.js';
 import type { PersistedInvocation } from '../../model/persisted.js';
 import type { InvocationActor } from '../kernel/invocation-actor.js';
-import type { JournalView } from '../kernel/journal.js';
+import { JournalView } from '../kernel/journal.js';
 import { isWorkflowRunContext } from '../../model/persisted.js';
 import { timerOf } from '../../model/timers.js';
 import type { ActorCache } from './actors.js';
@@ -296,6 +296,23 @@ export async function restartAsNew(rt: OperatorDeps, id: string, opts: RestartOp
 }
 
 /** The actions bound to their dependencies, as the admin API calls them. */
+/**
+ * After a cancel or kill whose commit's outcome was unknown (store/confirmed.ts): what it
+ * answered if it landed, read from the store (so from any node); undefined if it did not. The
+ * invocation existed when the commit was tried, so one that is gone was forgotten by it.
+ */
+export async function operatorLanded(rt: Pick<OperatorDeps, 'store' | 'actors'>, id: string, action: 'cancel' | 'kill'): Promise<Outcome | undefined> {
+  const stored = await rt.actors.stored(id);
+  if (!stored) return 'done';
+  const { completion } = stored.context;
+  const failure = completion && 'failure' in completion ? completion.failure : undefined;
+  if (action === 'kill') return failure?.message === KILLED.message ? 'done' : undefined;
+  // A cancelled handler ends with the SDK's 'Cancelled' (§9.8); a paused one is ended so at once.
+  if (failure) return failure.code === CANCELLED.code && /^cancel/i.test(failure.message) ? 'appended' : undefined;
+  const journal = new JournalView(await rt.store.readJournal(rt.actors.partitionOf(id), id));
+  return journal.signals.has(CANCEL_SIGNAL) ? 'appended' : undefined;
+}
+
 export function operatorActions(deps: OperatorDeps) {
   return {
     cancel: (id: string) => cancel(deps, id),

@@ -1,10 +1,11 @@
 /**
  * One ioredis client for what `REDSTATE_REDIS_URL` names (src/redis-url.ts): a `Redis` for one
- * server, a `Cluster` for a Redis Cluster. Both take the same commands; what differs is what
- * runs on every master (script loading, durability checks, pings: `masters`).
+ * server or for the primary Sentinel names, a `Cluster` for a Redis Cluster. All take the same
+ * commands; what differs is what runs on every master (script loading, durability checks,
+ * pings: `masters`).
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { parseRedisUrl } from '../../redis-url.js';
+import { parseRedisUrl, type RedisTarget } from '../../redis-url.js';
 
 export type RedisClient = Redis | Cluster;
 
@@ -17,6 +18,7 @@ export const isCluster = (client: RedisClient): client is Cluster => client inst
 export function createRedisClient(url: string, options: RedisOptions): RedisClient {
   const target = parseRedisUrl(url);
   if (target.kind === 'single') return new Redis(url, options);
+  if (target.kind === 'sentinel') return sentinelClient(target, options);
   const { lazyConnect, enableAutoPipelining, autoPipeliningIgnoredCommands, enableOfflineQueue, retryStrategy, tls, ...perNode } = options;
   return new Cluster(target.seeds, {
     redisOptions: {
@@ -37,6 +39,28 @@ export function createRedisClient(url: string, options: RedisOptions): RedisClie
     // No periodic slot-map refresh (`slotsRefreshInterval`): a refresh in flight when the client
     // quits schedules the next one anyway, which keeps the process alive. The map is re-read on
     // MOVED, on CLUSTERDOWN and when `masters` misses a master.
+  });
+}
+
+/**
+ * The primary Sentinel names: on every (re)connection ioredis asks the sentinels where it is
+ * and checks its role, so after a failover it follows the new primary by itself; the failover
+ * detector (Sentinel's `+switch-master`) drops a connection to a demoted primary at once.
+ */
+function sentinelClient(target: Extract<RedisTarget, { kind: 'sentinel' }>, options: RedisOptions): Redis {
+  const tls = target.tls || options.tls ? (options.tls ?? {}) : undefined;
+  return new Redis({
+    ...options,
+    sentinels: target.sentinels,
+    name: target.name,
+    role: 'master',
+    failoverDetector: true,
+    ...(target.username !== undefined ? { username: target.username } : {}),
+    ...(target.password !== undefined ? { password: target.password } : {}),
+    ...(target.sentinelPassword !== undefined ? { sentinelPassword: target.sentinelPassword } : {}),
+    ...(tls ? { tls, enableTLSForSentinelMode: true, sentinelTLS: tls } : {}),
+    // While no sentinel answers, asked again as often as the primary would be (availability.ts).
+    sentinelRetryStrategy: (attempt) => options.retryStrategy?.(attempt) ?? null,
   });
 }
 

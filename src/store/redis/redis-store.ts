@@ -42,6 +42,7 @@ import { legacyRegistryKey, partitionKeys, registryKey } from './keys.js';
 import { readLuaScript } from './scripts.js';
 import { Tenure } from '../tenure.js';
 import { RedisCoordination, type CoordinatedRedis } from './coordination.js';
+import { Replication, type ReplicasSetting } from './replication.js';
 
 export interface RedisStoreOptions {
   /**
@@ -53,6 +54,10 @@ export interface RedisStoreOptions {
   tls?: ConnectionOptions;
   /** Told when Redis becomes unreachable and when it is back. */
   onAvailability?: AvailabilityLog;
+  /** Replicas each commit waits for (replication.ts); default `auto`. Not on a Redis Cluster. */
+  waitReplicas?: ReplicasSetting;
+  /** Told how many replicas commits wait for, at start and whenever `auto` changes it. */
+  onReplication?: (message: string) => void;
 }
 
 /**
@@ -64,6 +69,22 @@ type CommitReply = 0 | [number, number] | ['record', number] | ['fenced', number
 type ScriptedRedis = CoordinatedRedis & {
   commitTransition(numKeys: number, keys: string[], args: ScriptArg[]): Promise<CommitReply>;
 };
+
+/** The replicas commits wait for: none on a Redis Cluster, where a number is refused. */
+async function replicationOf(redis: RedisClient, options: RedisStoreOptions): Promise<Replication | undefined> {
+  const setting = options.waitReplicas ?? 'auto';
+  if (isCluster(redis)) {
+    if (setting !== 'auto' && setting > 0) throw new Error('REDSTATE_REDIS_WAIT_REPLICAS applies to one Redis or a Sentinel primary, not to a Redis Cluster');
+    return undefined;
+  }
+  const replication = await Replication.start(redis, setting, (message) => options.onReplication?.(message));
+  options.onReplication?.(
+    replication.replicas > 0
+      ? `Redis replication: every commit waits for ${replication.replicas} replica(s) before it is acknowledged`
+      : `Redis replication: commits are acknowledged by the primary alone${setting === 'auto' ? ' (no replica online)' : ''}`,
+  );
+  return replication;
+}
 
 /** How long `ping` waits for PONG before the store counts as unavailable. */
 const PING_TIMEOUT_MS = 1000;
@@ -79,6 +100,8 @@ export class RedisStore implements Store {
     private readonly availability: RedisAvailability,
     readonly info: StoreInfo,
     private readonly metrics: StoreMetrics,
+    /** Undefined on a Redis Cluster. */
+    private readonly replication: Replication | undefined,
   ) {
     this.coordination = new RedisCoordination(redis, (write, command) => this.send(write, command), this.tenure);
   }
@@ -123,7 +146,8 @@ export class RedisStore implements Store {
       };
       const availability = new RedisAvailability(redis, location, log, isCluster(redis) ? () => pingMasters(redis) : undefined);
       metrics.connected.set(1);
-      return new RedisStore(redis, availability, { backend: 'redis', location, warnings }, metrics);
+      const replication = await replicationOf(redis, options);
+      return new RedisStore(redis, availability, { backend: 'redis', location, warnings }, metrics, replication);
     } catch (err) {
       redis.disconnect();
       throw new Error(`cannot use Redis at ${location}: ${(connectionError ?? (err as Error)).message}`, { cause: err });
@@ -136,7 +160,18 @@ export class RedisStore implements Store {
     const { keys, args } = commitArgs(t, epoch);
     const started = performance.now();
     this.countInGroup();
-    const reply = await this.tenure.track(t.partition, this.send(true, () => this.redis.commitTransition(keys.length, keys, args)));
+    let replicated: Promise<void> = Promise.resolve();
+    const sent = this.send(true, () => {
+      const reply = this.redis.commitTransition(keys.length, keys, args);
+      // Right behind the script on the same connection: the WAIT covers it (replication.ts).
+      replicated = this.replication?.confirm() ?? replicated;
+      return reply;
+    });
+    // The WAIT's outcome is awaited even when the script failed, so that it never goes unhandled.
+    const reply = await this.tenure.track(t.partition, sent.finally(() => replicated.catch(() => undefined)));
+    await replicated.catch((err: unknown) => {
+      throw this.availability.failure(err, true);
+    });
     this.metrics.commitDuration.observe((performance.now() - started) / 1000);
     if (Array.isArray(reply)) {
       if (reply[0] === 'fenced') throw this.tenure.refusedByStore(t.partition, epoch, reply[1]);
@@ -159,7 +194,7 @@ export class RedisStore implements Store {
         timer = setTimeout(() => reject(new Error(`no PONG within ${PING_TIMEOUT_MS} ms`)), PING_TIMEOUT_MS);
       });
       try {
-        await Promise.race([pingMasters(this.redis), timeout]);
+        await Promise.race([pingMasters(this.redis).then(() => this.replication?.ready()), timeout]);
       } finally {
         clearTimeout(timer);
       }
@@ -256,6 +291,7 @@ export class RedisStore implements Store {
 
   async close(): Promise<void> {
     this.availability.stop();
+    this.replication?.stop();
     // QUIT waits for the replies of commands already sent; when Redis is unreachable there
     // is nothing to wait for.
     try {

@@ -9,8 +9,8 @@ import path from 'node:path';
 import { startStack } from '../stack.js';
 import { check, type Violation } from './checks.js';
 import { readExecutions } from './executions.js';
-import { faultInjector } from './injector.js';
-import { runLoad } from './load.js';
+import { faultInjector, type Fault } from './injector.js';
+import { runLoad, type Sent } from './load.js';
 import { downtime, type CampaignOptions } from './options.js';
 import { planFaults, planLoad } from './plan.js';
 import { prng } from './prng.js';
@@ -36,15 +36,33 @@ export async function runRound(opts: CampaignOptions, round: number): Promise<Ro
     await rm(dir, { recursive: true, force: true });
     throw err;
   });
-  const result: RoundResult = { store: opts.store, fault: opts.fault, round, seed, ops: opts.ops, acked: 0, faults: [], violations: [], durationMs: 0, serverLog: '' };
+  const result: RoundResult = {
+    store: opts.store,
+    fault: opts.fault,
+    round,
+    seed,
+    ops: opts.ops,
+    acked: 0,
+    unavailable: 0,
+    ambiguous: 0,
+    resumeMs: [],
+    faults: [],
+    violations: [],
+    durationMs: 0,
+    serverLog: '',
+  };
   try {
     const rng = prng(seed);
     const plan = planLoad(rng, opts.ops);
     const injector = faultInjector(stack, opts.fault, planFaults(rng, opts.ops, opts.faultsPerRound, opts.downtimeMs ?? downtime[opts.fault]));
     const sent = await runLoad(stack.ingress, plan, opts.concurrency, (op) => injector.onStart(op));
     result.acked = sent.filter((s) => s.acked).length;
+    result.unavailable = sent.reduce((n, s) => n + s.unavailable, 0);
+    result.ambiguous = sent.reduce((n, s) => n + s.ambiguous, 0);
     result.faults = await injector.done();
-    const observed = await settle(stack, sent, await readExecutions(executionsFile), opts.settleMs);
+    result.resumeMs = result.faults.map((f) => resumedAfter(f, sent));
+    const lastFault = Math.max(started, ...result.faults.map((f) => f.restartedAt));
+    const observed = await settle(stack, sent, await readExecutions(executionsFile), opts.settleMs, lastFault + FINISH_WITHIN_MS);
     result.violations = check(sent, await readExecutions(executionsFile), observed);
   } catch (err) {
     result.violations.push(roundError(err, stack.server.output()));
@@ -58,6 +76,15 @@ export async function runRound(opts: CampaignOptions, round: number): Promise<Ro
     await rm(dir, { recursive: true, force: true });
   }
   return result;
+}
+
+/** Every invocation the server created, acknowledged or not, completes within this long after the last fault. */
+const FINISH_WITHIN_MS = 60_000;
+
+/** From a kill to the first answer to an operation sent after it: how long the service was away (NaN: none was). */
+function resumedAfter(fault: Fault, sent: Sent[]): number {
+  const after = sent.filter((s) => s.acked && s.sentAt >= fault.killedAt).map((s) => s.answeredAt - fault.killedAt);
+  return after.length > 0 ? Math.min(...after) : NaN;
 }
 
 /** A round that could not run to its checks: why, and how the server's log ends (did it stop?). */

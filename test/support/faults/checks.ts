@@ -16,7 +16,7 @@ import type { Sent } from './load.js';
 import { KEYS } from './plan.js';
 import type { Observed } from './settle.js';
 
-export type ViolationKind = 'lost' | 'runTwice' | 'overlap' | 'wrongCount' | 'stuckKey' | 'unfinished' | 'error';
+export type ViolationKind = 'lost' | 'runTwice' | 'overlap' | 'wrongCount' | 'stuckKey' | 'unfinished' | 'ambiguous' | 'error';
 
 export interface Violation {
   kind: ViolationKind;
@@ -45,7 +45,15 @@ export function check(sent: Sent[], executions: Execution[], observed: Observed)
     ...wrongCounts(sent, executions, results, observed),
     ...stuckKeys(executions, observed),
     ...unfinished(sent, observed),
+    ...ambiguous(sent),
   ];
+}
+
+/** No answer leaves the client guessing: a 503 said that the outcome was not known (issue 31). */
+function ambiguous(sent: Sent[]): Violation[] {
+  return sent
+    .filter((s) => s.ambiguous > 0)
+    .map((s) => ({ kind: 'ambiguous', subject: s.op.body.op, detail: `${s.op.kind} ${s.op.path} got ${s.ambiguous} answer(s) 503 whose outcome was not known`, ids: s.invocationId ? [s.invocationId] : [] }));
 }
 
 /** Every invocation that was created completes within the bound, acknowledged or not. */

@@ -1,8 +1,10 @@
 /**
  * Injects a round's faults when the load reaches their planned operations, one fault at a time:
- * SIGKILL of redstate, of redis-server (on a Redis Cluster: one master, picked by the operation
- * that triggers the fault) or of the SDK service, each followed by its restart on the same data,
- * directory and port.
+ * SIGKILL of redstate (started again at once, without waiting for the killed one to be reaped,
+ * as a supervisor does), of redis-server (on a Redis Cluster: one master, picked by the
+ * operation that triggers the fault; with Sentinel: the current primary, and the next fault only
+ * once the Sentinels have a primary with a replica again) or of the SDK service, each followed
+ * by its restart on the same data, directory and port.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Stack } from '../stack.js';
@@ -52,16 +54,23 @@ export function faultInjector(stack: Stack, kind: FaultKind, planned: PlannedFau
 }
 
 async function killAndRestart(stack: Stack, kind: FaultKind, atOp: number, downtimeMs: number): Promise<void> {
-  const target = victim(stack, kind, atOp);
+  if (kind === 'server' && downtimeMs === 0) return stack.server.crashAndRestart();
+  const target = await victim(stack, kind, atOp);
   await target.kill();
   await delay(downtimeMs);
   await target.restart();
+  // A primary killed before its replacement has a replica would take acknowledged work with it.
+  await stack.redisSentinel?.healthy(60_000);
 }
 
 /** The process a fault kills: SIGKILL, and start again on the same data, directory and port. */
-function victim(stack: Stack, kind: FaultKind, atOp: number): { kill(): Promise<void>; restart(): Promise<void> } {
+async function victim(stack: Stack, kind: FaultKind, atOp: number): Promise<{ kill(): Promise<void>; restart(): Promise<void> }> {
   if (kind === 'server') return stack.server;
   if (kind === 'sdk') return stack.service;
+  if (stack.redisSentinel) {
+    const primary = await stack.redisSentinel.primary();
+    return { kill: () => primary.halt({ kill: true }), restart: () => primary.resume() };
+  }
   const masters = stack.redisCluster?.masters;
   const redis = stack.redis ?? masters?.[atOp % masters.length];
   if (!redis) throw new Error('a Redis fault needs the Redis store');

@@ -2,9 +2,11 @@
 import type { StoreKind } from '../stack.js';
 
 /**
- * - `server`: SIGKILL of redstate, restarted at once on the same data.
+ * - `server`: SIGKILL of redstate, started again at once on the same data, without waiting for
+ *   the killed process to be reaped (a supervisor's restart).
  * - `redis`: SIGKILL of redis-server (AOF, `appendfsync always`), restarted at once on the
- *   same directory and port. Redis stores only.
+ *   same directory and port. Redis stores only; with Sentinel, of the current primary (the
+ *   Sentinels promote the replica; the killed one comes back as a replica).
  * - `sdk`: SIGKILL of the SDK service, restarted 3 s later on the same port.
  */
 export type FaultKind = 'server' | 'redis' | 'sdk';

@@ -11,6 +11,11 @@ export interface RoundResult {
   seed: number;
   ops: number;
   acked: number;
+  /** 503s the retrying client got, and those that said the outcome was not known. */
+  unavailable: number;
+  ambiguous: number;
+  /** Per fault, from the kill to the first answer to an operation sent after it. */
+  resumeMs: number[];
   faults: Fault[];
   violations: Violation[];
   durationMs: number;
@@ -27,12 +32,13 @@ const columns: Array<[ViolationKind, string]> = [
   ['wrongCount', 'wrong counts'],
   ['stuckKey', 'stuck keys'],
   ['unfinished', 'unfinished'],
+  ['ambiguous', 'ambiguous answers'],
   ['error', 'errors'],
 ];
 
 /** One row per store and fault kind; a violation count says in how many rounds it was seen. */
 export function table(results: RoundResult[]): string {
-  const head = ['store', 'fault', 'rounds', 'failed rounds', 'faults', 'ops', 'acknowledged', 'unacknowledged', ...columns.map(([, title]) => title)];
+  const head = ['store', 'fault', 'rounds', 'failed rounds', 'faults', 'ops', 'acknowledged', 'unacknowledged', '503s (retried)', 'resume s (max)', ...columns.map(([, title]) => title)];
   const rows: string[][] = [];
   for (const group of groupBy(results, (r) => `${r.store} ${r.fault}`).values()) {
     const first = group[0]!;
@@ -46,6 +52,8 @@ export function table(results: RoundResult[]): string {
       total((r) => r.ops),
       total((r) => r.acked),
       total((r) => r.ops - r.acked),
+      total((r) => r.unavailable),
+      seconds(Math.max(...group.flatMap((r) => r.resumeMs.filter((ms) => !Number.isNaN(ms))))),
       ...columns.map(([kind]) => {
         const n = total((r) => r.violations.filter((v) => v.kind === kind).length);
         return n === '0' ? n : `${n} (${total((r) => (r.violations.some((v) => v.kind === kind) ? 1 : 0))} rounds)`;
@@ -56,6 +64,8 @@ export function table(results: RoundResult[]): string {
   return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
 }
 
+const seconds = (ms: number) => (Number.isFinite(ms) ? (ms / 1000).toFixed(1) : '-');
+
 export function summary(r: RoundResult): string {
   const found = columns.flatMap(([kind, title]) => {
     const n = r.violations.filter((v) => v.kind === kind).length;
@@ -63,6 +73,7 @@ export function summary(r: RoundResult): string {
   });
   return (
     `${r.store}/${r.fault} round ${r.round} (seed ${r.seed}): ${r.ops} ops, ${r.acked} acknowledged, ${r.faults.length} faults, ` +
+    `${r.unavailable} 503s (${r.ambiguous} ambiguous), resumed after ${r.resumeMs.map(seconds).join('/') || '-'} s, ` +
     `${found.join(', ') || 'no violation'}, ${(r.durationMs / 1000).toFixed(1)} s`
   );
 }

@@ -19,7 +19,7 @@ import { KEYS } from './plan.js';
 export interface Observed {
   byId: Map<string, Answer>;
   byIdempotencyKey: Map<string, Answer>;
-  /** Invocations not completed when the bound ran out. */
+  /** Invocations not completed by `finishBy`: created, acknowledged or not, and still running or queued. */
   unfinished: Rows;
   /** Counter invocations queued behind a lock once all should be done: service_key, id. */
   inbox: Rows;
@@ -39,7 +39,11 @@ const OUTPUT_CONCURRENCY = 48;
 const NOT_COMPLETED = 470;
 const POLL_MS = 250;
 
-export async function settle(stack: Stack, sent: Sent[], executions: Execution[], boundMs: number): Promise<Observed> {
+/**
+ * @param boundMs how long outputs are waited for
+ * @param finishBy by when every invocation the server created must have completed (60 s after the last fault)
+ */
+export async function settle(stack: Stack, sent: Sent[], executions: Execution[], boundMs: number, finishBy: number): Promise<Observed> {
   const deadline = Date.now() + boundMs;
   const ids = new Set([...sent.flatMap((s) => (s.invocationId ? [s.invocationId] : [])), ...executions.map((e) => e.inv)]);
   const idempotencyKeys = new Set(sent.flatMap((s) => (s.op.idempotencyKey !== undefined ? [s.op.idempotencyKey] : [])));
@@ -53,7 +57,7 @@ export async function settle(stack: Stack, sent: Sent[], executions: Execution[]
     ),
   ]);
   let unfinished = await stillRunning(stack);
-  while (unfinished.length > 0 && Date.now() < deadline) {
+  while (unfinished.length > 0 && Date.now() < finishBy) {
     await delay(POLL_MS);
     unfinished = await stillRunning(stack);
   }
@@ -67,7 +71,7 @@ export async function settle(stack: Stack, sent: Sent[], executions: Execution[]
     answer(Date.now() + FINAL_CALL_MS, (ms) => stack.ingress.post(`restate/call/Counter/${key}/get`, { timeout: { request: ms } })),
   );
   const stuck = KEYS.filter((key) => jsonOf(finalCalls.get(key)!) === undefined);
-  const redisUrl = stack.redis?.url ?? stack.redisCluster?.url;
+  const redisUrl = stack.redis?.url ?? stack.redisCluster?.url ?? stack.redisSentinel?.url;
   const locks = redisUrl && stuck.length > 0 ? await withStatuses(stack, await readLockRecords(redisUrl, 'Counter', stuck)) : new Map();
   return { byId, byIdempotencyKey, unfinished, inbox, finalCalls, counts, locks };
 }

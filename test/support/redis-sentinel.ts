@@ -1,0 +1,95 @@
+/**
+ * A Redis primary with one replica, watched by three Sentinels (`redis-server --sentinel`), all
+ * the machine's redis-server on free loopback ports. The Sentinels notice a primary that stops
+ * answering within a second and promote the replica; a killed server restarted on its own
+ * directory comes back as a replica of the current primary (Sentinel reconfigures it).
+ */
+import { Redis } from 'ioredis';
+import { setTimeout as delay } from 'node:timers/promises';
+import { startRedis, type RunningRedis } from './redis.js';
+
+export const PRIMARY_NAME = 'mymaster';
+/** How long a primary may not answer before the Sentinels call it down (Sentinel's default is 30 s). */
+const DOWN_AFTER_MS = 1_000;
+
+export interface RunningSentinelSet {
+  /** `redis-sentinel://…/mymaster`, for REDSTATE_REDIS_URL. */
+  url: string;
+  /** The data nodes, in start order: the first started as primary. */
+  nodes: RunningRedis[];
+  sentinels: RunningRedis[];
+  /** The node the Sentinels name as primary now. */
+  primary(): Promise<RunningRedis>;
+  /** Resolves once the Sentinels agree on a primary that has `replicas` replicas streaming from it. */
+  healthy(timeoutMs?: number, replicas?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startSentinelSet(): Promise<RunningSentinelSet> {
+  const primary = await startRedis();
+  const replica = await startRedis({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
+  const conf = [
+    `sentinel monitor ${PRIMARY_NAME} 127.0.0.1 ${primary.port} 2`,
+    `sentinel down-after-milliseconds ${PRIMARY_NAME} ${DOWN_AFTER_MS}`,
+    `sentinel failover-timeout ${PRIMARY_NAME} 5000`,
+    `sentinel parallel-syncs ${PRIMARY_NAME} 1`,
+    '',
+  ].join('\n');
+  const sentinels = await Promise.all([1, 2, 3].map(() => startRedis({ sentinel: conf })));
+  const nodes = [primary, replica];
+  const ask = async <T>(f: (r: Redis) => Promise<T>): Promise<T> => {
+    for (const s of sentinels) {
+      const r = new Redis({ port: s.port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+      r.on('error', () => undefined);
+      try {
+        await r.connect();
+        return await f(r);
+      } catch {
+        // That sentinel is away: ask the next.
+      } finally {
+        r.disconnect();
+      }
+    }
+    throw new Error('no sentinel answers');
+  };
+  const primaryPort = async () => Number(((await ask((r) => r.call('SENTINEL', 'get-master-addr-by-name', PRIMARY_NAME))) as [string, string])[1]);
+  const set: RunningSentinelSet = {
+    url: `redis-sentinel://${sentinels.map((s) => `127.0.0.1:${s.port}`).join(',')}/${PRIMARY_NAME}`,
+    nodes,
+    sentinels,
+    async primary() {
+      const port = await primaryPort();
+      const node = nodes.find((n) => n.port === port);
+      if (!node) throw new Error(`the sentinels name a primary on port ${port}, which is none of ours`);
+      return node;
+    },
+    async healthy(timeoutMs = 30_000, replicas = 1) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        try {
+          const port = await primaryPort();
+          const known = (await ask((r) => r.call('SENTINEL', 'sentinels', PRIMARY_NAME))) as unknown[];
+          const r = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+          r.on('error', () => undefined);
+          try {
+            await r.connect();
+            const info = await r.info('replication');
+            const online = info.split('\n').filter((l) => /^slave\d+:.*state=online/.test(l)).length;
+            if (/role:master/.test(info) && online >= replicas && known.length >= 2) return;
+          } finally {
+            r.disconnect();
+          }
+        } catch {
+          // Not yet.
+        }
+        if (Date.now() > deadline) throw new Error(`the sentinel set did not settle on a primary with ${replicas} replica(s) within ${timeoutMs} ms`);
+        await delay(100);
+      }
+    },
+    async stop() {
+      await Promise.all([...sentinels, ...nodes].map((n) => n.stop()));
+    },
+  };
+  await set.healthy();
+  return set;
+}
