@@ -19,8 +19,9 @@ import {
   type IdErrorReason,
   type InvocationId,
 } from '../../src/protocol/ids.js';
+import { fixturePath } from '../support/fixtures.js';
 
-const VECTORS = path.resolve(process.cwd(), '../shared/docs/protocol-vectors');
+const VECTORS = fixturePath('protocol-vectors');
 const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 const fromHex = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'hex'));
 

@@ -1,14 +1,13 @@
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import test from 'ava';
 import type { EndpointManifest, ManifestHandler, ManifestService } from '../../src/protocol/manifest.js';
 import { servicesFromManifest } from '../../src/registry/from-manifest.js';
 import { serviceOpenApi } from '../../src/registry/openapi.js';
 import type { ServiceMeta } from '../../src/registry/types.js';
-import { projectRoot } from '../../src/project-root.js';
+import { fixturePath } from '../support/fixtures.js';
 
 // The services of reference-behavior.md's probe endpoint (ref-transcripts/_probe-services.mjs.txt),
-// registered twice (revision 2), which is what docs/service-openapi/*.json were generated from.
+// registered twice (revision 2), which is what test/fixtures/service-openapi/*.json were generated from.
 const json = { input: { required: false, contentType: 'application/json' }, output: { setContentTypeIfEmpty: false, contentType: 'application/json' } };
 const h = (name: string, extra: Partial<ManifestHandler> = {}): ManifestHandler => ({ name, ...json, ...extra });
 
@@ -48,21 +47,11 @@ const manifest: EndpointManifest = {
 const services = servicesFromManifest(manifest, { deploymentId: 'dp_15mkDZVNLJ7axAH3QeEdtQt', revisionOf: () => 2 });
 const byName = (name: string): ServiceMeta => services.find((s) => s.name === name)!;
 
-/** The reference documents: in the shared docs next to the checkout, or copied into docs/. */
-function referenceDir(): string | undefined {
-  const root = projectRoot();
-  return [path.join(root, 'docs', 'service-openapi'), path.join(root, '..', 'shared', 'docs', 'service-openapi'), '/work/shared/docs/service-openapi'].find(
-    (dir) => existsSync(path.join(dir, 'service-openapi-Greeter-1.7.12.json')),
-  );
-}
-
-const refDir = referenceDir();
 const INGRESS = 'http://localhost:8080/';
 
 for (const name of ['Greeter', 'Counter', 'Signup']) {
-  // Skipped (and reported as such) only where the reference documents are not available.
-  (refDir ? test : test.skip)(`${name}: same document as the reference (servers url aside)`, (t) => {
-    const reference = JSON.parse(readFileSync(path.join(refDir!, `service-openapi-${name}-1.7.12.json`), 'utf8')) as {
+  test(`${name}: same document as the reference (servers url aside)`, (t) => {
+    const reference = JSON.parse(readFileSync(fixturePath('service-openapi', `service-openapi-${name}-1.7.12.json`), 'utf8')) as {
       servers: Array<{ url: string }>;
     };
     reference.servers[0]!.url = INGRESS;
