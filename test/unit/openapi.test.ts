@@ -89,14 +89,43 @@ test('info carries the revision, servers the ingress URL, content types the hand
   t.deepEqual(bytes.responses['200'].content, { 'application/octet-stream': {} });
 });
 
-test('a private service has no paths; JSON schemas are embedded', (t) => {
+test('a private service has no paths', (t) => {
+  t.deepEqual((serviceOpenApi({ ...byName('Greeter'), public: false }, INGRESS) as { paths: object }).paths, {});
+});
+
+test('JSON schemas become components referred to by $ref, their own references rebased', (t) => {
   const greeterMeta = byName('Greeter');
-  t.deepEqual((serviceOpenApi({ ...greeterMeta, public: false }, INGRESS) as { paths: object }).paths, {});
-  const schema = { type: 'string' };
+  const input = { $defs: { Name: { type: 'string' } }, type: 'object', properties: { name: { $ref: '#/$defs/Name' } } };
   const withSchema: ServiceMeta = {
     ...greeterMeta,
-    handlers: [{ ...greeterMeta.handlers[0]!, input: { required: true, contentType: 'application/json', jsonSchema: schema } }],
+    metadata: { team: 'a' },
+    handlers: [
+      {
+        ...greeterMeta.handlers[0]!,
+        input: { required: true, contentType: 'application/json', jsonSchema: input },
+        output: { contentType: 'application/json', setContentTypeIfEmpty: false, jsonSchema: { type: 'string' } },
+        metadata: { owner: 'b' },
+        documentation: 'Greets',
+      },
+    ],
   };
-  const doc = serviceOpenApi(withSchema, INGRESS) as { paths: Record<string, { post: { requestBody: object } }> };
-  t.deepEqual(doc.paths['/restate/call/Greeter/greet']!.post.requestBody, { content: { 'application/json': { schema } }, required: true });
+  type Op = { description: string; requestBody?: object; responses: { '200': object }; 'x-restate-extensions'?: object };
+  const doc = serviceOpenApi(withSchema, INGRESS) as {
+    info: object;
+    paths: Record<string, { post?: Op; get?: Op }>;
+    components: { schemas: Record<string, unknown> };
+  };
+  const call = doc.paths['/restate/call/Greeter/greet']!.post!;
+  t.deepEqual(call.requestBody, { content: { 'application/json': { schema: { $ref: '#/components/schemas/greetRequest' } } }, required: true });
+  t.deepEqual(call.responses['200'], { content: { 'application/json': { schema: { $ref: '#/components/schemas/greetResponse' } } }, description: '' });
+  t.deepEqual(doc.components.schemas['greetRequest'], { ...input, properties: { name: { $ref: '#/components/schemas/greetRequest/$defs/Name' } } });
+  t.deepEqual(doc.components.schemas['greetResponse'], { type: 'string' });
+  t.truthy(doc.components.schemas['RestateError']);
+  // The handler's documentation follows the deprecation note of the attach and output paths.
+  t.is(
+    doc.paths['/restate/invocation/Greeter/greet/{idempotencyKey}/attach']!.get!.description,
+    'Deprecated: use POST /restate/lookup with idempotency information to obtain an invocation id, then GET /restate/attach/{invocationId}. Greets',
+  );
+  t.deepEqual(call['x-restate-extensions'], { owner: 'b' });
+  t.deepEqual(doc.info, { title: 'Greeter', version: '2', 'x-restate-extensions': { team: 'a' } });
 });
