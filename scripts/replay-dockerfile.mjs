@@ -1,7 +1,8 @@
 // Replays the Dockerfile outside a container, for machines without a container engine (CI):
 // each stage gets a directory standing for its filesystem, COPY copies into it (from the build
 // context, honouring .dockerignore, or from an earlier stage), ENV and WORKDIR apply, and the
-// RUN commands of the build stages run as written. Then the final stage's CMD starts, on free
+// RUN commands of the build stages run as written, on the Node version of the `node:` image they
+// are built on (the replay refuses another). Then the final stage's CMD starts, on free
 // ports, until its HEALTHCHECK command succeeds, and it must stop cleanly on SIGTERM.
 //
 // What cannot run outside a container is said, not faked: the final stage's RUN lines (they set
@@ -67,6 +68,14 @@ function copy(stage, args, from) {
     const target = dest.endsWith('/') && !statSync(src).isDirectory() ? path.join(stage.host(dest), path.basename(source)) : stage.host(dest);
     const filter = from ? undefined : (p) => !ignored(path.relative(context, p).split(path.sep).join('/'));
     cpSync(src, target, { recursive: true, filter, verbatimSymlinks: true });
+  }
+}
+
+/** A stage on the official `node:<major>…` image is replayed on that major version of Node only. */
+function checkNodeOf(image, tag) {
+  const major = image === 'node' ? /^(\d+)/.exec(tag ?? '')?.[1] : undefined;
+  if (major !== undefined && process.versions.node.split('.')[0] !== major) {
+    throw new Error(`the image runs Node ${major}, this replay runs on ${process.version}: run the replay on Node ${major}`);
   }
 }
 
@@ -159,6 +168,7 @@ async function main() {
       stage = new Stage(stages.length, ins.getBuildStage());
       stages.push(stage);
       say(`FROM ${ins.getArgumentsContent()}`);
+      checkNodeOf(ins.getImageName(), ins.getImageTag());
       continue;
     }
     if (!stage) throw new Error(`${keyword} before FROM`);
