@@ -14,11 +14,11 @@
 // node_modules/), in a temporary directory it removes at the end.
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DockerfileParser } from 'dockerfile-ast';
+import { freePort } from './free-port.mjs';
 
 const context = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dockerfile = path.resolve(context, process.argv[2] ?? 'Dockerfile');
@@ -90,17 +90,6 @@ function runtimeEnv(stage) {
   const env = {};
   for (const [k, v] of Object.entries(stage.env)) env[k] = v.startsWith('/') ? stage.host(v) : v;
   return env;
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function durationMs(text) {
