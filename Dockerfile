@@ -4,7 +4,7 @@
 # .ci/run lints this file and scripts/replay-dockerfile.mjs runs its commands outside a
 # container: keep every RUN a command that also works in a plain checkout.
 
-FROM node:20-bookworm-slim AS build
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
 COPY scripts/ scripts/
@@ -16,7 +16,7 @@ COPY test/ test/
 RUN npm ci --no-audit --no-fund
 RUN npm prune --omit=dev --no-audit --no-fund
 
-FROM node:20-bookworm-slim
+FROM node:22-bookworm-slim
 ENV NODE_ENV=production \
     REDSTATE_DATA_DIR=/data \
     REDSTATE_LOG_FORMAT=json

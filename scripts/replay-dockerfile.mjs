@@ -1,7 +1,8 @@
 // Replays the Dockerfile outside a container, for machines without a container engine (CI):
 // each stage gets a directory standing for its filesystem, COPY copies into it (from the build
 // context, honouring .dockerignore, or from an earlier stage), ENV and WORKDIR apply, and the
-// RUN commands of the build stages run as written. Then the final stage's CMD starts, on free
+// RUN commands of the build stages run as written, on the Node version of the `node:` image they
+// are built on (the replay refuses another). Then the final stage's CMD starts, on free
 // ports, until its HEALTHCHECK command succeeds, and it must stop cleanly on SIGTERM.
 //
 // What cannot run outside a container is said, not faked: the final stage's RUN lines (they set
@@ -13,11 +14,11 @@
 // node_modules/), in a temporary directory it removes at the end.
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DockerfileParser } from 'dockerfile-ast';
+import { freePort } from './free-port.mjs';
 
 const context = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dockerfile = path.resolve(context, process.argv[2] ?? 'Dockerfile');
@@ -70,6 +71,14 @@ function copy(stage, args, from) {
   }
 }
 
+/** A stage on the official `node:<major>…` image is replayed on that major version of Node only. */
+function checkNodeOf(image, tag) {
+  const major = image === 'node' ? /^(\d+)/.exec(tag ?? '')?.[1] : undefined;
+  if (major !== undefined && process.versions.node.split('.')[0] !== major) {
+    throw new Error(`the image runs Node ${major}, this replay runs on ${process.version}: run the replay on Node ${major}`);
+  }
+}
+
 function run(stage, command) {
   say(`RUN ${command}   (in ${stage.workdir})`);
   const r = spawnSync('sh', ['-c', command], { cwd: stage.host('.'), env: { ...process.env, ...stage.env }, stdio: 'inherit' });
@@ -81,17 +90,6 @@ function runtimeEnv(stage) {
   const env = {};
   for (const [k, v] of Object.entries(stage.env)) env[k] = v.startsWith('/') ? stage.host(v) : v;
   return env;
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function durationMs(text) {
@@ -159,6 +157,7 @@ async function main() {
       stage = new Stage(stages.length, ins.getBuildStage());
       stages.push(stage);
       say(`FROM ${ins.getArgumentsContent()}`);
+      checkNodeOf(ins.getImageName(), ins.getImageTag());
       continue;
     }
     if (!stage) throw new Error(`${keyword} before FROM`);

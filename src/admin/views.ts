@@ -4,6 +4,7 @@
  * policies showing only their overrides (reference-behavior.md §3.3, §3.4).
  */
 import { formatDuration } from '../registry/durations.js';
+import { describeInput, describeOutput } from '../registry/payload-rules.js';
 import type { Deployment, HandlerMeta, RetryPolicy, ServiceMeta } from '../registry/types.js';
 import { JsonFloat } from './http-io.js';
 import { rfc3339Nanos } from '../timestamps.js';
@@ -35,8 +36,8 @@ export function handlerView(service: ServiceMeta, h: HandlerMeta) {
     enable_lazy_state: h.enableLazyState,
     // A private service makes all its handlers private (§3.4, PATCH public=false).
     public: service.public && h.public,
-    input_description: h.input.contentType ?? 'none',
-    output_description: h.output.contentType ?? 'none',
+    input_description: describeInput(h.input),
+    output_description: describeOutput(h.output),
     input_json_schema: h.input.jsonSchema,
     output_json_schema: h.output.jsonSchema,
     retry_policy: handlerRetryPolicy(h.retryPolicy),

@@ -141,12 +141,15 @@ function scoped(deps: IngressDeps) {
   };
 }
 
-/** The 1.6 paths: everything outside `/restate/`. */
+/**
+ * The 1.6 paths: everything outside `/restate/`. Which segment is the handler depends on the
+ * service's type, as in Restate: for a keyed service `/{object}/{key}/send` calls a handler
+ * named `send` (@restatedev/xstate's documented path), `/{object}/{key}/{handler}/send` sends.
+ */
 export async function legacyInvoke(ctx: Context, deps: IngressDeps): Promise<void> {
   const segments = segmentsAfter(ctx.path, '');
-  if (segments.length === 1 && segments[0] === '') throw new IngressError(400, 'bad path: /');
-  const send = segments.length >= 3 && segments[segments.length - 1] === 'send';
-  const parts = send ? segments.slice(0, -1) : segments;
-  if (parts.length < 2) throw new IngressError(400, `bad path: ${ctx.path}`);
-  await invoke(ctx, deps, send ? 'send' : 'call', parts, BAD_LEGACY_PATH);
+  if (segments.length < 2) throw new IngressError(400, `bad path: ${ctx.path}`);
+  const targetLength = deps.registry.getService(segments[0]!)?.ty === 'Service' ? 2 : 3;
+  const send = segments.length === targetLength + 1 && segments[targetLength] === 'send';
+  await invoke(ctx, deps, send ? 'send' : 'call', send ? segments.slice(0, -1) : segments, BAD_LEGACY_PATH);
 }

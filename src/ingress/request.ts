@@ -6,6 +6,7 @@
 import type { Context } from 'koa';
 import { IngressError } from './errors.js';
 import type { HandlerMeta } from '../registry/types.js';
+import { inputFailure } from '../registry/payload-rules.js';
 import { parseDuration } from '../registry/durations.js';
 import type { Header } from '../protocol/messages.js';
 
@@ -69,23 +70,10 @@ export function inputHeaders(ctx: Context): Header[] {
   return headers;
 }
 
-/** Whether a media type matches an accept-style pattern (`application/json`, `text/*`, `*\/*`). */
-function mediaTypeMatches(pattern: string, actual: string): boolean {
-  const [pType, pSub] = pattern.split(';')[0]!.trim().toLowerCase().split('/');
-  const [aType, aSub] = actual.split(';')[0]!.trim().toLowerCase().split('/');
-  return (pType === '*' || pType === aType) && (pSub === '*' || pSub === aSub);
-}
-
-/** reference-behavior.md §2.10: the server checks the content-type, not the content. */
+/** reference-behavior.md §2.10: the server checks the content-type (and that JSON is not empty), not the content. */
 export function checkInput(handler: HandlerMeta, contentType: string | undefined, body: Buffer): void {
-  const expected = handler.input.contentType;
-  if (!contentType) {
-    if (body.length > 0 && expected) throw new IngressError(400, 'input validation error: Empty content-type');
-    return;
-  }
-  if (expected && !mediaTypeMatches(expected, contentType)) {
-    throw new IngressError(400, `input validation error: Content-type '${contentType}' does not match '${expected}'`);
-  }
+  const why = inputFailure(handler.input, contentType, body);
+  if (why !== undefined) throw new IngressError(400, `input validation error: ${why}`);
 }
 
 /** `?delay=` on sends: ISO 8601 or the friendly form (reference-behavior.md §2.3). */

@@ -17,13 +17,8 @@ export type IdErrorReason =
   | "id doesn't match the expected type"
   | `unrecognized resource type: ${string}`;
 
-/** Restate's resource type prefixes (reference-behavior.md §1.3). */
-const RESOURCE_TYPES = new Set(['inv', 'dp', 'sub', 'prom', 'sign', 'snap', 'vq']);
-
-/** Why an id with another prefix is refused: another known resource type, or an unknown one. */
-export function wrongResourceType(prefix: string): IdErrorReason {
-  return RESOURCE_TYPES.has(prefix) ? "id doesn't match the expected type" : `unrecognized resource type: ${prefix}`;
-}
+/** Restate's resource type prefixes (reference-behavior.md §1.3; `mut`: state mutations). */
+const RESOURCE_TYPES = new Set(['inv', 'dp', 'sub', 'prom', 'sign', 'snap', 'mut', 'vq']);
 
 export class IdError extends Error {
   constructor(readonly reason: IdErrorReason) {
@@ -94,17 +89,40 @@ function unbase62(text: string, out: Uint8Array): void {
 }
 
 /**
- * Splits `<prefix>_<version><body>` the way restate-server does: no separator is a format
- * error, a missing version a length error, any version but '1' a codec-version error.
+ * The body of `<prefix>_<version><body>`, checked in restate-server's order (measured on
+ * 1.7.12): nothing at all is a length error, no separator a format error, then the resource
+ * type must be one Restate has (`unrecognized resource type: x`), a version must follow
+ * (length) and be '1' (codec version), and only then must the type be `prefix`
+ * (`id doesn't match the expected type`).
  */
-function splitId(s: string, prefix: string, wrongPrefix?: IdErrorReason): string {
+export function idBody(s: string, prefix: string): string {
   if (s.length === 0) throw new IdError('bad length');
   const sep = s.indexOf('_');
   if (sep < 0) throw new IdError('bad format');
-  if (s.slice(0, sep) !== prefix) throw new IdError(wrongPrefix ?? wrongResourceType(s.slice(0, sep)));
+  const type = s.slice(0, sep);
+  if (!RESOURCE_TYPES.has(type)) throw new IdError(`unrecognized resource type: ${type}`);
   if (s.length === sep + 1) throw new IdError('bad length');
   if (s[sep + 1] !== SCHEME_VERSION) throw new IdError('unrecognized codec version');
+  if (type !== prefix) throw new IdError("id doesn't match the expected type");
   return s.slice(sep + 2);
+}
+
+/**
+ * Decodes base-62 groups of `widths` characters from `body` into `out`, one after the other
+ * as restate-server reads them: a group cut short is a length error, a bad digit a decode
+ * error, characters left over a length error.
+ */
+function unbase62Groups(body: string, widths: number[], out: Uint8Array): void {
+  let at = 0;
+  let byte = 0;
+  for (const width of widths) {
+    if (body.length < at + width) throw new IdError('bad length');
+    const size = width === U64_WIDTH ? 8 : 16;
+    unbase62(body.slice(at, at + width), out.subarray(byte, byte + size));
+    at += width;
+    byte += size;
+  }
+  if (at !== body.length) throw new IdError('bad length');
 }
 
 // --- invocation ids ----------------------------------------------------------------------------
@@ -134,15 +152,11 @@ export function invocationIdFromBytes(bytes: Uint8Array): InvocationId {
 
 /**
  * Parses `inv_1…`. Like restate-server: `not-an-id` → bad format, `inv_123` → bad length,
- * `dp_…` → another resource type, `x_…` → an unknown one. Unlike restate-server, trailing characters
- * are a length error rather than ignored, so one id has exactly one string form.
+ * `dp_…` → another resource type, `x_…` → an unknown one, characters left over → bad length.
  */
 export function parseInvocationId(s: string): InvocationId {
-  const body = splitId(s, 'inv');
-  if (body.length !== U64_WIDTH + U128_WIDTH) throw new IdError('bad length');
   const bytes = new Uint8Array(INVOCATION_ID_BYTES);
-  unbase62(body.slice(0, U64_WIDTH), bytes.subarray(0, 8));
-  unbase62(body.slice(U64_WIDTH), bytes.subarray(8));
+  unbase62Groups(idBody(s, 'inv'), [U64_WIDTH, U128_WIDTH], bytes);
   return invocationIdFromBytes(bytes);
 }
 
@@ -201,21 +215,30 @@ export function awakeableIdToString(invocationIdBytes: Uint8Array, signalIndex: 
   return `sign_${SCHEME_VERSION}${buf.toString('base64url')}`;
 }
 
+/**
+ * Parses a signal id (`sign_1…`), else an awakeable id of the older protocols (`prom_1…`).
+ * As restate-server does, an id that is no signal id is reported with why it is no `prom_` id
+ * either: `sign_1abc` → `id doesn't match the expected type`.
+ */
 export function parseAwakeableId(s: string): AwakeableTarget {
-  const sep = s.indexOf('_');
-  const kind = s.slice(0, sep) === 'prom' ? 'entry' : 'signal';
-  const body = splitId(s, kind === 'entry' ? 'prom' : 'sign');
+  try {
+    const { invocationId, index } = awakeableBody(s, 'sign');
+    return { kind: 'signal', invocationId, signalIndex: index };
+  } catch {
+    const { invocationId, index } = awakeableBody(s, 'prom');
+    return { kind: 'entry', invocationId, entryIndex: index };
+  }
+}
+
+function awakeableBody(s: string, prefix: 'sign' | 'prom'): { invocationId: InvocationId; index: number } {
+  const body = idBody(s, prefix);
   // Node's base64 decoder skips invalid characters, so check the alphabet and the
   // canonical form first.
   if (!BASE64URL.test(body)) throw new IdError('base62 decode error');
   const bytes = Buffer.from(body, 'base64url');
   if (bytes.length !== AWAKEABLE_BYTES) throw new IdError('bad length');
   if (bytes.toString('base64url') !== body) throw new IdError('base62 decode error');
-  const invocationId = invocationIdFromBytes(bytes.subarray(0, INVOCATION_ID_BYTES));
-  const index = bytes.readUInt32BE(INVOCATION_ID_BYTES);
-  return kind === 'entry'
-    ? { kind, invocationId, entryIndex: index }
-    : { kind, invocationId, signalIndex: index };
+  return { invocationId: invocationIdFromBytes(bytes.subarray(0, INVOCATION_ID_BYTES)), index: bytes.readUInt32BE(INVOCATION_ID_BYTES) };
 }
 
 // --- deployment ids ----------------------------------------------------------------------------
@@ -234,13 +257,26 @@ export function deploymentIdToString(bytes: Uint8Array): string {
 
 /**
  * Returns the 16 id bytes. `garbage` → bad format, `dp_nope` → unrecognized codec version,
- * a wrong body length → bad length (reference-behavior.md §3.3). Any other prefix
- * (`inv_…`, `x_…`) is reported as unrecognized codec version too.
+ * a wrong body length → bad length (reference-behavior.md §3.3), `inv_1…` → another
+ * resource type.
  */
 export function parseDeploymentId(s: string): Uint8Array {
-  const body = splitId(s, 'dp', 'unrecognized codec version');
-  if (body.length !== U128_WIDTH) throw new IdError('bad length');
+  return parseU128Id(s, 'dp');
+}
+
+/** Ids of one u128 in 22 base-62 digits (`dp_1…`, `sub_1…`): the 16 bytes, read digit group first. */
+export function parseU128Id(s: string, prefix: 'dp' | 'sub'): Uint8Array {
   const bytes = new Uint8Array(DEPLOYMENT_ID_BYTES);
-  unbase62(body, bytes);
+  unbase62Groups(idBody(s, prefix), [U128_WIDTH], bytes);
   return bytes;
+}
+
+/**
+ * Checks a virtual queue's id (`vq_1` + partition key + u128, 11 + 22 digits). Unlike the
+ * other ids, restate-server checks its whole length before any digit.
+ */
+export function checkVqueueIdForm(s: string): void {
+  const body = idBody(s, 'vq');
+  if (body.length !== U64_WIDTH + U128_WIDTH) throw new IdError('bad length');
+  unbase62Groups(body, [U64_WIDTH, U128_WIDTH], new Uint8Array(INVOCATION_ID_BYTES));
 }

@@ -28,7 +28,7 @@ export interface ManifestOptions {
 export interface ManifestHandler extends ManifestOptions {
   name: string;
   ty?: ManifestHandlerType;
-  /** Unset: no body is expected. */
+  /** Unset: any input (registry/from-manifest.ts). */
   input?: { required?: boolean; contentType?: string; jsonSchema?: unknown };
   output?: { contentType?: string; setContentTypeIfEmpty?: boolean; jsonSchema?: unknown };
   /** Only on `WORKFLOW` handlers. */

@@ -2,12 +2,14 @@
  * The flow-control tables, read from the scopes' limiter records (machines/limiter.ts):
  * `sys_vqueue_meta` (one row per virtual queue), `sys_scheduler` (one row per queue with
  * waiting invocations, and what blocks its head: `blocked_on`) and `sys_user_limits` (one row
- * per rule bucket in use). Durations and counters the limiter does not keep are null.
+ * per rule bucket in use); and `sys_vqueues` (one row per invocation of a queue) from the
+ * invocations. Durations and counters that are not kept are null.
  */
 import { blockedOn, matchingBuckets, type LimiterContext } from '../../machines/limiter.js';
 import { partitionKeyOf } from '../protocol/ids.js';
 import { limiterContextOf, readScopeLimiter, RecordKind } from '../model/persisted.js';
 import type { Store } from '../store/types.js';
+import type { LoadedInvocation } from './invocation-rows.js';
 import type { Row } from './result.js';
 
 export async function limiterContexts(store: Store, partitions: number): Promise<LimiterContext[]> {
@@ -21,11 +23,19 @@ export async function limiterContexts(store: Store, partitions: number): Promise
   return out;
 }
 
-export function vqueueMetaRows(limiters: LimiterContext[]): Row[] {
+/**
+ * One row per virtual queue. The invocations holding a slot are counted by their status
+ * (`statusOf`, sys_invocation's): suspended and paused ones apart from the running ones, as the
+ * reference counts them (the CLI's `vqueues describe` reads all three).
+ */
+export function vqueueMetaRows(limiters: LimiterContext[], statusOf: (invocationId: string) => string | undefined): Row[] {
   return limiters.flatMap((l) =>
     Object.entries(l.vqueues).map(([id, q]): Row => {
       const inbox = l.waiting.filter((s) => s.vqueue === id).length;
-      const running = l.running.filter((s) => s.vqueue === id).length;
+      const holders = l.running.filter((s) => s.vqueue === id).map((s) => statusOf(s.invocationId));
+      const running = holders.length;
+      const suspended = holders.filter((s) => s === 'suspended').length;
+      const paused = holders.filter((s) => s === 'paused').length;
       return {
         partition_key: partitionKeyOf(l.scope),
         id,
@@ -41,7 +51,9 @@ export function vqueueMetaRows(limiters: LimiterContext[]): Row[] {
         last_attempt_at: q.lastStartAt,
         last_finish_at: q.lastFinishAt,
         num_inbox: BigInt(inbox),
-        num_running: BigInt(running),
+        num_running: BigInt(running - suspended - paused),
+        num_suspended: BigInt(suspended),
+        num_paused: BigInt(paused),
         num_finished: BigInt(q.finished),
       };
     }),
@@ -95,5 +107,54 @@ export function userLimitRows(limiters: LimiterContext[]): Row[] {
     for (const s of l.running) count(s.limitKey, 'usage');
     for (const s of l.waiting) count(s.limitKey, 'num_waiters');
     return [...rows.values()].map((r) => ({ ...r, available: Math.max(0, (r['concurrency_limit'] as number) - (r['usage'] as number)) }));
+  });
+}
+
+/**
+ * Where an invocation stands in its virtual queue, in the reference's words (observed on
+ * restate-server 1.7.12: `inbox`/`new` while it waits, `running`/`started`, `paused`/`started`,
+ * `finished`/`succeeded` or `failed`); a suspended one is `suspended`/`started`.
+ */
+function stageOf(inv: LoadedInvocation): { stage: string; status: string } {
+  switch (inv.value) {
+    case 'created':
+    case 'pending':
+    case 'scheduled':
+      return { stage: 'inbox', status: 'new' };
+    case 'suspended':
+    case 'paused':
+      return { stage: inv.value, status: 'started' };
+    case 'completed':
+      return { stage: 'finished', status: inv.context.completion && 'ok' in inv.context.completion ? 'succeeded' : 'failed' };
+    default:
+      return { stage: 'running', status: 'started' };
+  }
+}
+
+/** `sys_vqueues`: one row per invocation that went through a virtual queue (what `restate vqueues describe` lists). */
+export function vqueueEntryRows(invocations: LoadedInvocation[]): Row[] {
+  // In arrival order, as the reference lists a queue's entries.
+  const queued = invocations.filter((inv) => inv.context.vqueueId !== undefined).sort((a, b) => a.context.createdAt - b.context.createdAt);
+  return queued.map((inv): Row => {
+    const c = inv.context;
+    const { stage, status } = stageOf(inv);
+    const started = c.runningAt !== undefined;
+    return {
+      partition_key: inv.partitionKey,
+      id: c.vqueueId ?? null,
+      stage,
+      status,
+      has_lock: false,
+      run_at: stage === 'inbox' ? (c.scheduledStartAt ?? c.createdAt) : null,
+      entry_id: inv.id,
+      entry_kind: 'invocation',
+      created_at: c.createdAt,
+      transitioned_at: c.modifiedAt,
+      num_attempts: started ? c.retryCount + 1 : 0,
+      first_attempt_at: c.runningAt ?? null,
+      latest_attempt_at: c.lastStartAt ?? c.runningAt ?? null,
+      first_runnable_at: c.scheduledStartAt ?? c.createdAt,
+      deployment: stage === 'finished' ? (c.deploymentId ?? null) : null,
+    };
   });
 }

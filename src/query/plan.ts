@@ -215,6 +215,24 @@ function nameDerivedTables(ast: Node, ctes: Set<string>): boolean {
   return named;
 }
 
+/**
+ * DataFusion's `first_value` and `last_value` are aggregates too, with an ORDER BY of their own
+ * (`FIRST_VALUE(id ORDER BY created_at ASC) … GROUP BY`, `restate services status`); DuckDB has
+ * them as window functions only, and their aggregate forms as `first` and `last`. True when a
+ * call was renamed. Window calls (`OVER (…)`) are WINDOW nodes and stay as they are.
+ */
+function aggregateFirstLast(ast: Node): boolean {
+  let renamed = false;
+  walk(ast, (n) => {
+    if (n.class !== 'FUNCTION') return;
+    const name = lower(n.function_name);
+    if (name !== 'first_value' && name !== 'last_value') return;
+    n.function_name = name === 'first_value' ? 'first' : 'last';
+    renamed = true;
+  });
+  return renamed;
+}
+
 export function planQuery(ast: Node): QueryPlan {
   const ctes = new Set<string>();
   walk(ast, (n) => {
@@ -230,6 +248,7 @@ export function planQuery(ast: Node): QueryPlan {
   const columnsUsed = new Set<string>();
   let unknownTable: string | undefined;
   let rewritten = nameDerivedTables(ast, ctes);
+  if (aggregateFirstLast(ast)) rewritten = true;
   let star = starReachesResult(ast);
   walk(ast, (n) => {
     if (n.class === 'COLUMN_REF' && Array.isArray(n.column_names)) columnsUsed.add(lower(n.column_names[n.column_names.length - 1]));

@@ -27,7 +27,8 @@ import {
   type LoadedInvocation,
 } from './invocation-rows.js';
 import { journalRows, type CalleeLookup } from './journal-rows.js';
-import { limiterContexts, schedulerRows, userLimitRows, vqueueMetaRows } from './flow-rows.js';
+import { limiterContexts, schedulerRows, userLimitRows, vqueueEntryRows, vqueueMetaRows } from './flow-rows.js';
+import { statusOf } from '../../machines/invocation.js';
 import { pinnedValues, type QueryPlan, type TableScan } from './plan.js';
 import type { Row } from './result.js';
 
@@ -338,8 +339,14 @@ export function storeRowSource(deps: QuerySources): RowSource {
         return (await reader.invocations(pinnedValues(scan, 'id'))).flatMap(journalEventRows);
       case 'sys_promise':
         return promiseRows(deps);
-      case 'sys_vqueue_meta':
-        return vqueueMetaRows(await limiterContexts(deps.store, deps.config.partitions));
+      case 'sys_vqueue_meta': {
+        const limiters = await limiterContexts(deps.store, deps.config.partitions);
+        const holders = await reader.invocations(new Set(limiters.flatMap((l) => l.running.map((s) => s.invocationId))));
+        const statuses = new Map(holders.map((inv) => [inv.id, statusOf(inv.value)]));
+        return vqueueMetaRows(limiters, (id) => statuses.get(id));
+      }
+      case 'sys_vqueues':
+        return vqueueEntryRows(await reader.invocations());
       case 'sys_scheduler':
         return schedulerRows(await limiterContexts(deps.store, deps.config.partitions), Date.now());
       case 'sys_user_limits':
@@ -349,7 +356,7 @@ export function storeRowSource(deps: QuerySources): RowSource {
       case 'sys_partitions':
         return partitionRows(deps);
       default:
-        // sys_locks and the other vqueue tables: nothing we record fills them; they answer
+        // sys_locks and sys_vqueue_entry_status: nothing we record fills them; they answer
         // with their columns and no rows.
         return [];
     }

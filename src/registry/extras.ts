@@ -161,8 +161,8 @@ export function parseSink(uri: string): { service: string; handler: string } {
 
 /**
  * POST /subscriptions (§3.7): the source is checked, then its cluster, then the sink (whose
- * service and handler must be registered). Default options `group.id` (= the id) and
- * `client.id` (`restate`) are filled in.
+ * service and handler must be registered). As in Restate, `group.id` is filled in from the
+ * cluster's properties or else the id, and `client.id` (`restate`) unless the cluster has one.
  */
 export function createSubscription(
   x: RegistryExtras,
@@ -183,7 +183,13 @@ export function createSubscription(
     throw invalid('sink', req.sink, 'cannot find service/handler specified in the sink URI.');
   }
   const id = newSubscriptionId();
-  const options: Record<string, string> = { 'group.id': id, 'client.id': 'restate', ...(req.options ?? {}) };
+  const given = req.options ?? {};
+  const cluster = x.kafkaClusters.find((c) => c.name === source.cluster)?.properties ?? {};
+  const options: Record<string, string> = {
+    'group.id': given['group.id'] ?? cluster['group.id'] ?? id,
+    ...(given['client.id'] === undefined && cluster['client.id'] === undefined ? { 'client.id': 'restate' } : {}),
+    ...given,
+  };
   const subscription: Subscription = { id, source: req.source, sink: req.sink, options };
   x.subscriptions.push(subscription);
   return subscription;

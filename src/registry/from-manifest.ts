@@ -43,8 +43,9 @@ function toHandler(serviceTy: ServiceType, h: ManifestHandler): HandlerMeta {
   const meta: HandlerMeta = {
     name: h.name,
     public: h.ingressPrivate !== true,
-    input: { required: h.input?.required ?? false },
-    output: { setContentTypeIfEmpty: h.output?.setContentTypeIfEmpty ?? false },
+    // A handler that declares no input takes anything; one that declares no output answers JSON (as Restate reads them).
+    input: h.input === undefined ? { required: false, contentType: '*/*' } : { required: h.input.required ?? false },
+    output: h.output === undefined ? { contentType: 'application/json', setContentTypeIfEmpty: false } : { setContentTypeIfEmpty: h.output.setContentTypeIfEmpty ?? false },
   };
   const ty = handlerType(serviceTy, h.ty);
   if (ty !== undefined) meta.ty = ty;

@@ -2,9 +2,11 @@
  * The per-service OpenAPI 3.1 document of `GET /services/{name}/openapi`, shaped like the
  * reference's (reference-behavior.md §3.4; docs/service-openapi/*.json): call and send paths
  * per public handler, the deprecated idempotency-key attach/output paths (or, for a workflow,
- * the workflow attach/output paths of its main handler), and fixed components.
+ * the workflow attach/output paths of its main handler), the handlers' JSON schemas as
+ * components, and the fixed components.
  */
 import type { HandlerMeta, ServiceMeta } from './types.js';
+import { inputRules } from './payload-rules.js';
 
 const DOCS = 'https://docs.restate.dev/invoke/http';
 const ref = (kind: 'parameters' | 'responses' | 'schemas', name: string) => ({ $ref: `#/components/${kind}/${name}` });
@@ -106,20 +108,47 @@ const tags = [
   ['Get Output', 'Get invocation output'],
 ].map(([name, description]) => ({ description, externalDocs: { description: null, url: DOCS }, name }));
 
-function media(contentType: string | undefined, jsonSchema: unknown): Record<string, object> | undefined {
-  if (contentType === undefined) return undefined;
-  return { [contentType]: jsonSchema === undefined ? {} : { schema: jsonSchema } };
+/**
+ * A handler's JSON schemas go into `components.schemas` as `{handler}Request` and
+ * `{handler}Response`, and the operations refer to them; a schema's own `#…` references are
+ * rewritten to point inside its new home.
+ */
+class SchemaCollector {
+  readonly schemas: Record<string, unknown> = {};
+
+  add(name: string, schema: unknown): { $ref: string } {
+    const home = `#/components/schemas/${name}`;
+    this.schemas[name] = rebaseRefs(schema, home);
+    return { $ref: home };
+  }
 }
 
-function okResponse(h: HandlerMeta) {
-  const content = media(h.output.contentType, h.output.jsonSchema);
-  return content ? { content, description: '' } : { description: '' };
+function rebaseRefs(value: unknown, home: string): unknown {
+  if (Array.isArray(value)) return value.map((v) => rebaseRefs(v, home));
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' && v.startsWith('#') ? home + v.slice(1) : rebaseRefs(v, home)]),
+  );
 }
 
-function requestBody(h: HandlerMeta) {
-  const content = media(h.input.contentType, h.input.jsonSchema);
-  return content ? { requestBody: { content, required: h.input.required } } : {};
+function okResponse(h: HandlerMeta, schemas: SchemaCollector) {
+  const { contentType, jsonSchema } = h.output;
+  if (contentType === undefined) return { description: 'Empty' };
+  return { content: { [contentType]: jsonSchema === undefined ? {} : { schema: schemas.add(`${h.name}Response`, jsonSchema) } }, description: '' };
 }
+
+/** The body a handler takes: from its content-type rule, else its JSON rule; optional when it also takes none. */
+function requestBody(h: HandlerMeta, schemas: SchemaCollector) {
+  const rules = inputRules(h.input);
+  const rule = rules.find((r) => r.kind === 'contentType') ?? rules.find((r) => r.kind === 'json');
+  if (rule === undefined) return {};
+  const content = rule.kind === 'json' ? { schema: schemas.add(`${h.name}Request`, rule.schema) } : {};
+  return { requestBody: { content: { [rule.pattern]: content }, required: !rules.some((r) => r.kind === 'none') } };
+}
+
+/** Metadata of a handler or service, as the reference shows it. */
+const extensions = (metadata: Record<string, string> | undefined) =>
+  metadata !== undefined && Object.keys(metadata).length > 0 ? { 'x-restate-extensions': metadata } : {};
 
 /** The OpenAPI document of one service; `ingressUrl` goes into `servers`. */
 export function serviceOpenApi(service: ServiceMeta, ingressUrl: string): object {
@@ -131,17 +160,22 @@ export function serviceOpenApi(service: ServiceMeta, ingressUrl: string): object
   // Workflows are deduplicated by their key, so the reference offers no idempotency key for them.
   const idemHeader = workflow ? [] : [ref('parameters', 'idempotencyKeyHeader')];
   const paths: Record<string, object> = {};
+  const schemas = new SchemaCollector();
 
   for (const h of service.handlers) {
     if (!(service.public && h.public)) continue;
+    const body = requestBody(h, schemas);
+    const ok = okResponse(h, schemas);
+    const ext = extensions(h.metadata);
     paths[`/restate/call/${name}${keySegment}/${h.name}`] = {
       post: {
         description: h.documentation ?? `Call ${name} handler ${h.name} and wait for response`,
         operationId: h.name,
         parameters: [...keyParam, ...idemHeader],
-        ...requestBody(h),
-        responses: { '200': okResponse(h), default: ref('responses', 'GenericError') },
+        ...body,
+        responses: { '200': ok, default: ref('responses', 'GenericError') },
         summary: h.name,
+        ...ext,
       },
     };
     paths[`/restate/send/${name}${keySegment}/${h.name}`] = {
@@ -149,55 +183,61 @@ export function serviceOpenApi(service: ServiceMeta, ingressUrl: string): object
         description: h.documentation ?? `Send request to ${name} handler ${h.name}`,
         operationId: `${h.name}Send`,
         parameters: [...keyParam, ...idemHeader, ref('parameters', 'delay')],
-        ...requestBody(h),
+        ...body,
         responses: { '200': ref('responses', 'Send'), '202': ref('responses', 'Send'), default: ref('responses', 'GenericError') },
         summary: h.name,
         tags: ['Send'],
+        ...ext,
       },
     };
     if (workflow && h.ty !== 'Workflow') continue;
-    const getter = (kind: 'attach' | 'output', path: string, parameters: object[], description: string) => {
+    // The deprecated paths name the new way first, then the handler's documentation or a default text.
+    const getter = (kind: 'attach' | 'output', path: string, parameters: object[], deprecation: string, fallback: string) => {
       paths[path] = {
         get: {
           deprecated: true,
-          description,
+          description: `${deprecation} ${h.documentation ?? fallback}`,
           operationId: `${h.name}${kind === 'attach' ? 'Attach' : 'Output'}`,
           parameters,
           responses: {
-            '200': okResponse(h),
+            '200': ok,
             '404': ref('responses', 'InvocationNotFoundError'),
             ...(kind === 'output' ? { '470': ref('responses', 'InvocationNotReadyError') } : {}),
             default: ref('responses', 'GenericError'),
           },
           summary: h.name,
           tags: [kind === 'attach' ? 'Attach' : 'Get Output'],
+          ...ext,
         },
       };
     };
     if (workflow) {
       const lookup = 'Deprecated: use POST /restate/lookup with a workflow target to obtain an invocation id, then GET';
-      getter('attach', `/restate/workflow/${name}/{key}/attach`, keyParam,
-        `${lookup} /restate/attach/{invocationId}. Attach to the running instance of ${name}/${h.name} workflow and wait to finish`);
-      getter('output', `/restate/workflow/${name}/{key}/output`, keyParam,
-        `${lookup} /restate/output/{invocationId}. Get output of the ${name}/${h.name} workflow`);
+      getter('attach', `/restate/workflow/${name}/{key}/attach`, keyParam, `${lookup} /restate/attach/{invocationId}.`,
+        `Attach to the running instance of ${name}/${h.name} workflow and wait to finish`);
+      getter('output', `/restate/workflow/${name}/{key}/output`, keyParam, `${lookup} /restate/output/{invocationId}.`,
+        `Get output of the ${name}/${h.name} workflow`);
     } else {
       const base = `/restate/invocation/${name}${keySegment}/${h.name}/{idempotencyKey}`;
       const params = [...keyParam, ref('parameters', 'idempotencyKeyPath')];
       getter('attach', `${base}/attach`, params,
-        `Deprecated: use POST /restate/lookup with idempotency information to obtain an invocation id, then GET /restate/attach/{invocationId}. Attach to a running instance of ${name}/${h.name} using the idempotency key and wait to finish`);
+        'Deprecated: use POST /restate/lookup with idempotency information to obtain an invocation id, then GET /restate/attach/{invocationId}.',
+        `Attach to a running instance of ${name}/${h.name} using the idempotency key and wait to finish`);
       // "with with" is the reference's text.
       getter('output', `${base}/output`, params,
-        `Deprecated: use POST /restate/lookup with with idempotency information to obtain an invocation id, then GET /restate/output/{invocationId}. Get output of a running instance of ${name}/${h.name} using idempotency key`);
+        'Deprecated: use POST /restate/lookup with with idempotency information to obtain an invocation id, then GET /restate/output/{invocationId}.',
+        `Get output of a running instance of ${name}/${h.name} using idempotency key`);
     }
   }
 
-  const info: Record<string, string> = { title: name, version: String(service.revision) };
+  const info: Record<string, unknown> = { title: name, version: String(service.revision), ...extensions(service.metadata) };
   if (service.documentation !== undefined) info['description'] = service.documentation;
+  const shared = components();
   return {
     openapi: '3.1.0',
     info,
     paths,
-    components: components(),
+    components: { ...shared, schemas: { ...schemas.schemas, ...shared.schemas } },
     servers: [{ url: ingressUrl, description: 'Restate Ingress URL' }],
     tags,
   };

@@ -134,6 +134,11 @@ test('kafka clusters and subscriptions: the §3.7 rows', async (t) => {
     (await call('GET', 'kafka-clusters/my-cluster?include_subscriptions=true')).body,
     `{"name":"my-cluster","properties":{"bootstrap.servers":"localhost:19092"},"created_at":"${createdAt}","subscriptions":[${subBody}]}`,
   );
+  // Without the parameter the list is there, empty (restate-server 1.7.12; the CLI's `kafka-clusters edit|patch` read it).
+  t.is(
+    (await call('GET', 'kafka-clusters/my-cluster')).body,
+    `{"name":"my-cluster","properties":{"bootstrap.servers":"localhost:19092"},"created_at":"${createdAt}","subscriptions":[]}`,
+  );
   expectError(
     t,
     await call('DELETE', 'kafka-clusters/my-cluster'),
@@ -143,6 +148,11 @@ test('kafka clusters and subscriptions: the §3.7 rows', async (t) => {
   const patched = await call('PATCH', 'kafka-clusters/my-cluster', { properties: { 'bootstrap.servers': 'localhost:19093' } });
   t.is(patched.statusCode, 200);
   t.is(patched.body, `{"name":"my-cluster","properties":{"bootstrap.servers":"localhost:19093"},"created_at":"${createdAt}"}`);
+  // A cluster's group.id and client.id stand in for the defaults (as restate-server 1.7.12 fills them in).
+  await call('PATCH', 'kafka-clusters/bad_name!', { properties: { 'bootstrap.servers': 'localhost:19092', 'group.id': 'g', 'client.id': 'c' } });
+  const own = await call('POST', 'subscriptions', { source: 'kafka://bad_name!/t', sink: 'service://Counter/add' });
+  t.deepEqual(json(own).options, { 'group.id': 'g' });
+  t.is((await call('DELETE', `subscriptions/${json(own).id as string}`)).statusCode, 202);
 
   const delSub = await call('DELETE', `subscriptions/${id}`);
   t.is(delSub.statusCode, 202);

@@ -232,6 +232,9 @@ for (const store of storeKinds) {
     t.is(garbage.statusCode, 400);
     t.is(garbage.body, `{"code":400,"message":"bad awakeable id 'garbage': bad format","source":"ingress"}`);
     t.is(garbage.headers['x-restate-error-source'], 'ingress');
+    // A malformed signal id is reported as no awakeable id of the older form either.
+    const short = await ingress.post('restate/a/sign_1abc/resolve', { json: 1 });
+    t.is(short.body, `{"code":400,"message":"bad awakeable id 'sign_1abc': id doesn't match the expected type","source":"ingress"}`);
     const get = await ingress.get(`restate/a/${id}/resolve`);
     t.is(get.statusCode, 405);
     t.is(get.body, '{"code":405,"message":"method not allowed","source":"ingress"}');

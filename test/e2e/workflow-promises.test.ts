@@ -24,7 +24,9 @@ for (const store of storeKinds) {
     const rows = await sqlRows(t.context[store]!.admin, `SELECT key, completed, completion_success_value_utf8 FROM sys_promise WHERE service_key = '${wf}'`);
     t.deepEqual(rows, [{ key: 'verified', completed: true, completion_success_value_utf8: '"V"' }]);
     const second = await ingress.post(`restate/call/Signup/${wf}/verify`, { json: 'W' });
-    t.not(second.statusCode, 200, 'a promise completes once');
+    // A promise completes once; the reference's text for the second completion.
+    t.is(second.statusCode, 409);
+    t.is(second.body, '{"code":409,"message":"promise was already completed","source":"invocation"}');
   });
 
   test(`${store}: a promise resolved before run starts, and a rejected one`, async (t) => {

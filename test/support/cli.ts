@@ -28,20 +28,29 @@ export interface Run {
 
 const CLI = path.join(projectRoot(), 'node_modules', '.bin', 'restate');
 
-export function restate(w: Pick<CliWorld, 'stack' | 'configHome'>, ...args: string[]): Promise<Run> {
+/**
+ * What a CLI run needs: the server, a config home, and any environment of its own (`EDITOR`,
+ * `HOME`); a variable given as undefined is left out (the CLI then reads its config file).
+ */
+export type CliTarget = Pick<CliWorld, 'stack' | 'configHome'> & { env?: Record<string, string | undefined> };
+
+export function restate(w: CliTarget, ...args: string[]): Promise<Run> {
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    RESTATE_ADMIN_URL: w.stack.server.admin,
+    RESTATE_INGRESS_URL: w.stack.server.ingress,
+    RESTATE_CLI_CONFIG_HOME: w.configHome,
+    NO_COLOR: '1',
+    COLUMNS: '200',
+    ...w.env,
+  };
+  for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
   return new Promise((resolve) => {
     execFile(
       CLI,
       args,
       {
-        env: {
-          ...process.env,
-          RESTATE_ADMIN_URL: w.stack.server.admin,
-          RESTATE_INGRESS_URL: w.stack.server.ingress,
-          RESTATE_CLI_CONFIG_HOME: w.configHome,
-          NO_COLOR: '1',
-          COLUMNS: '200',
-        },
+        env,
         timeout: 30_000,
       },
       (err, stdout, stderr) => {

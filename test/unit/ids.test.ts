@@ -12,15 +12,18 @@ import {
   newDeploymentId,
   newInvocationId,
   parseAwakeableId,
+  checkVqueueIdForm,
   parseDeploymentId,
+  parseU128Id,
   parseInvocationId,
   partitionKeyOf,
   randomPartitionKey,
   type IdErrorReason,
   type InvocationId,
 } from '../../src/protocol/ids.js';
+import { fixturePath } from '../support/fixtures.js';
 
-const VECTORS = path.resolve(process.cwd(), '../shared/docs/protocol-vectors');
+const VECTORS = fixturePath('protocol-vectors');
 const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 const fromHex = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'hex'));
 
@@ -120,6 +123,10 @@ test('parseInvocationId errors match restate-server (reference-behavior.md §1.3
     ['foo_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi', 'unrecognized resource type: foo'],
     ['inv_1e5LzHaWLYBg7Mif5X5Oik-kqq1YSVGOUi', 'base62 decode error'],
     [`inv_1${'Z'.repeat(11)}7Mif5X5OikFkqq1YSVGOUi`, 'base62 decode error'],
+    ['_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi', 'unrecognized resource type: '],
+    ['mut_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi', "id doesn't match the expected type"],
+    ['snap_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi', "id doesn't match the expected type"],
+    ['tst_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi', 'unrecognized resource type: tst'],
   ];
   for (const [s, reason] of cases) throwsIdError(t, () => parseInvocationId(s), reason, s);
   throwsIdError(t, () => invocationIdFromBytes(new Uint8Array(23)), 'bad length', '23 bytes');
@@ -195,16 +202,22 @@ test('legacy prom_1 awakeable ids carry an entry index', (t) => {
   t.is(invocationIdToString(parsed.invocationId), 'inv_1liqmyz15urx5docOctm0sIS2JeZC9ra9I');
 });
 
-test('parseAwakeableId errors', (t) => {
+// What is no signal id is reported with why it is no `prom_` id either, as restate-server 1.7.12 answers.
+test('parseAwakeableId errors match restate-server', (t) => {
   const cases: [string, IdErrorReason][] = [
     ['garbage', 'bad format'],
     ['', 'bad length'],
     ['inv_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAEQ', "id doesn't match the expected type"],
     ['sign_2Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAEQ', 'unrecognized codec version'],
-    ['sign_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAA', 'bad length'],
-    ['sign_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAEQAA', 'bad length'],
-    ['sign_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAE!', 'base62 decode error'],
-    ['sign_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAER', 'base62 decode error'],
+    ['sign_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAA', "id doesn't match the expected type"],
+    ['sign_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAEQAA', "id doesn't match the expected type"],
+    ['sign_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAE!', "id doesn't match the expected type"],
+    ['sign_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAER', "id doesn't match the expected type"],
+    ['prom_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAA', 'bad length'],
+    ['prom_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAE!', 'base62 decode error'],
+    ['prom_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAER', 'base62 decode error'],
+    ['prom_2x', 'unrecognized codec version'],
+    ['x_1abc', 'unrecognized resource type: x'],
   ];
   for (const [s, reason] of cases) throwsIdError(t, () => parseAwakeableId(s), reason, s);
   t.throws(() => awakeableIdToString(new Uint8Array(8), 17), { instanceOf: IdError });
@@ -230,9 +243,36 @@ test('parseDeploymentId errors match restate-server (reference-behavior.md §3.3
     ['dp_15mkDZVNLJ7axAH3QeEdtQtX', 'bad length'],
     ['', 'bad length'],
     ['dp_nope', 'unrecognized codec version'],
-    ['inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi', 'unrecognized codec version'],
-    ['_15mkDZVNLJ7axAH3QeEdtQt', 'unrecognized codec version'],
+    ['inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi', "id doesn't match the expected type"],
+    ['_15mkDZVNLJ7axAH3QeEdtQt', 'unrecognized resource type: '],
     ['dp_15mkDZVNLJ7axAH3QeEd-Qt', 'base62 decode error'],
+    ['dp_1zzzzzzzzzzzzzzzzzzzzzz', 'base62 decode error'],
   ];
   for (const [s, reason] of cases) throwsIdError(t, () => parseDeploymentId(s), reason, s);
+});
+
+test('subscription and virtual queue ids: the reasons restate-server 1.7.12 gives', (t) => {
+  const subscriptions: [string, IdErrorReason][] = [
+    ['sub_1abc!defghijklmnopqrstuv', 'base62 decode error'],
+    ['sub_1abcdefghijklmnopqrstuvw', 'base62 decode error'],
+    ['sub_2abc', 'unrecognized codec version'],
+    ['sub_', 'bad length'],
+    ['inv_1abc', "id doesn't match the expected type"],
+  ];
+  for (const [s, reason] of subscriptions) throwsIdError(t, () => parseU128Id(s, 'sub'), reason, s);
+  t.notThrows(() => parseU128Id('sub_17hdUi783eTanc5O0FoCdUd', 'sub'));
+  // A queue id's whole length is checked before its digits.
+  const queues: [string, IdErrorReason][] = [
+    ['vq_nope', 'unrecognized codec version'],
+    ['vq_1abc', 'bad length'],
+    ['vq_1abc!defghijklmnopqrstuvwxyzABCDEFGHI', 'bad length'],
+    ['vq_1abc!defghijklmnopqrstuvwxyzABCDEF', 'base62 decode error'],
+    [`vq_1${'z'.repeat(33)}`, 'base62 decode error'],
+    [`vq_1${'0'.repeat(34)}`, 'bad length'],
+    ['x_1', 'unrecognized resource type: x'],
+    ['inv_1abc', "id doesn't match the expected type"],
+  ];
+  for (const [s, reason] of queues) throwsIdError(t, () => checkVqueueIdForm(s), reason, s);
+  t.notThrows(() => checkVqueueIdForm(`vq_1${'0'.repeat(33)}`));
+  t.notThrows(() => checkVqueueIdForm('vq_15XrKI6E8WY65oc96raHL64V3Bk03Ao6MS'));
 });

@@ -1,14 +1,13 @@
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import test from 'ava';
 import type { EndpointManifest, ManifestHandler, ManifestService } from '../../src/protocol/manifest.js';
 import { servicesFromManifest } from '../../src/registry/from-manifest.js';
 import { serviceOpenApi } from '../../src/registry/openapi.js';
 import type { ServiceMeta } from '../../src/registry/types.js';
-import { projectRoot } from '../../src/project-root.js';
+import { fixturePath } from '../support/fixtures.js';
 
 // The services of reference-behavior.md's probe endpoint (ref-transcripts/_probe-services.mjs.txt),
-// registered twice (revision 2), which is what docs/service-openapi/*.json were generated from.
+// registered twice (revision 2), which is what test/fixtures/service-openapi/*.json were generated from.
 const json = { input: { required: false, contentType: 'application/json' }, output: { setContentTypeIfEmpty: false, contentType: 'application/json' } };
 const h = (name: string, extra: Partial<ManifestHandler> = {}): ManifestHandler => ({ name, ...json, ...extra });
 
@@ -48,21 +47,11 @@ const manifest: EndpointManifest = {
 const services = servicesFromManifest(manifest, { deploymentId: 'dp_15mkDZVNLJ7axAH3QeEdtQt', revisionOf: () => 2 });
 const byName = (name: string): ServiceMeta => services.find((s) => s.name === name)!;
 
-/** The reference documents: in the shared docs next to the checkout, or copied into docs/. */
-function referenceDir(): string | undefined {
-  const root = projectRoot();
-  return [path.join(root, 'docs', 'service-openapi'), path.join(root, '..', 'shared', 'docs', 'service-openapi'), '/work/shared/docs/service-openapi'].find(
-    (dir) => existsSync(path.join(dir, 'service-openapi-Greeter-1.7.12.json')),
-  );
-}
-
-const refDir = referenceDir();
 const INGRESS = 'http://localhost:8080/';
 
 for (const name of ['Greeter', 'Counter', 'Signup']) {
-  // Skipped (and reported as such) only where the reference documents are not available.
-  (refDir ? test : test.skip)(`${name}: same document as the reference (servers url aside)`, (t) => {
-    const reference = JSON.parse(readFileSync(path.join(refDir!, `service-openapi-${name}-1.7.12.json`), 'utf8')) as {
+  test(`${name}: same document as the reference (servers url aside)`, (t) => {
+    const reference = JSON.parse(readFileSync(fixturePath('service-openapi', `service-openapi-${name}-1.7.12.json`), 'utf8')) as {
       servers: Array<{ url: string }>;
     };
     reference.servers[0]!.url = INGRESS;
@@ -100,14 +89,43 @@ test('info carries the revision, servers the ingress URL, content types the hand
   t.deepEqual(bytes.responses['200'].content, { 'application/octet-stream': {} });
 });
 
-test('a private service has no paths; JSON schemas are embedded', (t) => {
+test('a private service has no paths', (t) => {
+  t.deepEqual((serviceOpenApi({ ...byName('Greeter'), public: false }, INGRESS) as { paths: object }).paths, {});
+});
+
+test('JSON schemas become components referred to by $ref, their own references rebased', (t) => {
   const greeterMeta = byName('Greeter');
-  t.deepEqual((serviceOpenApi({ ...greeterMeta, public: false }, INGRESS) as { paths: object }).paths, {});
-  const schema = { type: 'string' };
+  const input = { $defs: { Name: { type: 'string' } }, type: 'object', properties: { name: { $ref: '#/$defs/Name' } } };
   const withSchema: ServiceMeta = {
     ...greeterMeta,
-    handlers: [{ ...greeterMeta.handlers[0]!, input: { required: true, contentType: 'application/json', jsonSchema: schema } }],
+    metadata: { team: 'a' },
+    handlers: [
+      {
+        ...greeterMeta.handlers[0]!,
+        input: { required: true, contentType: 'application/json', jsonSchema: input },
+        output: { contentType: 'application/json', setContentTypeIfEmpty: false, jsonSchema: { type: 'string' } },
+        metadata: { owner: 'b' },
+        documentation: 'Greets',
+      },
+    ],
   };
-  const doc = serviceOpenApi(withSchema, INGRESS) as { paths: Record<string, { post: { requestBody: object } }> };
-  t.deepEqual(doc.paths['/restate/call/Greeter/greet']!.post.requestBody, { content: { 'application/json': { schema } }, required: true });
+  type Op = { description: string; requestBody?: object; responses: { '200': object }; 'x-restate-extensions'?: object };
+  const doc = serviceOpenApi(withSchema, INGRESS) as {
+    info: object;
+    paths: Record<string, { post?: Op; get?: Op }>;
+    components: { schemas: Record<string, unknown> };
+  };
+  const call = doc.paths['/restate/call/Greeter/greet']!.post!;
+  t.deepEqual(call.requestBody, { content: { 'application/json': { schema: { $ref: '#/components/schemas/greetRequest' } } }, required: true });
+  t.deepEqual(call.responses['200'], { content: { 'application/json': { schema: { $ref: '#/components/schemas/greetResponse' } } }, description: '' });
+  t.deepEqual(doc.components.schemas['greetRequest'], { ...input, properties: { name: { $ref: '#/components/schemas/greetRequest/$defs/Name' } } });
+  t.deepEqual(doc.components.schemas['greetResponse'], { type: 'string' });
+  t.truthy(doc.components.schemas['RestateError']);
+  // The handler's documentation follows the deprecation note of the attach and output paths.
+  t.is(
+    doc.paths['/restate/invocation/Greeter/greet/{idempotencyKey}/attach']!.get!.description,
+    'Deprecated: use POST /restate/lookup with idempotency information to obtain an invocation id, then GET /restate/attach/{invocationId}. Greets',
+  );
+  t.deepEqual(call['x-restate-extensions'], { owner: 'b' });
+  t.deepEqual(doc.info, { title: 'Greeter', version: '2', 'x-restate-extensions': { team: 'a' } });
 });

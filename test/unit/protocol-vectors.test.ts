@@ -1,5 +1,5 @@
 /**
- * Replays every captured exchange in shared/docs/protocol-vectors/{v6,v7} through the framing
+ * Replays every captured exchange in test/fixtures/protocol-vectors/{v6,v7} through the framing
  * and message codecs: frames split correctly however the bytes are chunked, every payload
  * decodes to what the capture's `decoded` says, and re-encoding is byte-identical.
  */
@@ -8,8 +8,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { FrameDecoder, encodeFrame, type Frame } from '../../src/protocol/framing.js';
 import { MessageType, codecFor, isNotification, messageName } from '../../src/protocol/messages.js';
+import { fixturePath } from '../support/fixtures.js';
 
-const VECTORS = path.resolve(process.cwd(), '../shared/docs/protocol-vectors');
+const VECTORS = fixturePath('protocol-vectors');
 
 interface VectorMessage {
   dir: 'server->sdk' | 'sdk->server';

@@ -221,3 +221,33 @@ test('rules list / rules set lookups and vqueues list answer empty row sets', as
   t.is(res.status, 200);
   t.is(await res.text(), '{"rows":[]}');
 });
+
+test('services status: FIRST_VALUE(… ORDER BY …) and first_value(…) are aggregates, as DataFusion has them', async (t) => {
+  // The texts of `restate services status` 1.7.12 (captured from the CLI against restate-server).
+  const byStatus = await t.context.rows(`
+            SELECT
+                target_service_name,
+                target_handler_name,
+                status,
+                COUNT(1) as num_invocations,
+                MIN(created_at) as oldest_at,
+                FIRST_VALUE(id ORDER BY created_at ASC) as oldest_invocation
+            FROM sys_invocation
+            WHERE target_service_name IN ('Greeter')
+            GROUP BY target_service_name, target_handler_name, status
+            ORDER BY target_handler_name`);
+  const greet = byStatus.filter((r) => r['target_handler_name'] === 'greet' && r['status'] === 'completed');
+  t.deepEqual(greet.map((r) => [r['num_invocations'], r['oldest_invocation']]), [[2, ids.greetDone]]);
+  const locks = await t.context.rows(`
+            SELECT
+                target_service_name as service_name,
+                target_service_key as service_key,
+                status as invocation_status,
+                first_value(id) as invocation_holding_lock,
+                first_value(target_handler_name) as invocation_method_holding_lock,
+                sum(retry_count) as num_retries
+            FROM sys_invocation
+            WHERE status != 'pending' AND target_service_name IN ('Counter')
+            GROUP BY target_service_name, target_service_key, status`);
+  t.deepEqual(locks, [{ service_name: 'Counter', service_key: 'k1', invocation_status: 'suspended', invocation_holding_lock: ids.counterSuspended, invocation_method_holding_lock: 'add' }]);
+});

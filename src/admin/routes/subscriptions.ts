@@ -48,10 +48,9 @@ export function subscriptionRoutes(router: Router, registry: Registry): void {
     const include = boolQuery(ctx.query, 'include_subscriptions');
     const extras = registry.getExtras();
     const cluster = getCluster(extras, name);
-    const view = clusterView(cluster);
-    if (!include) return sendJson(ctx, 200, view);
-    const subscriptions = extras.subscriptions.filter((s) => parseSource(s.source)?.cluster === name).map(subscriptionView);
-    sendJson(ctx, 200, { ...view, subscriptions });
+    // The reference always has the list here (empty unless asked for); the CLI's `edit` and `patch` need it.
+    const subscriptions = include ? extras.subscriptions.filter((s) => parseSource(s.source)?.cluster === name).map(subscriptionView) : [];
+    sendJson(ctx, 200, { ...clusterView(cluster), subscriptions });
   });
 
   router.patch('/kafka-clusters/:name', async (ctx) => {

@@ -25,7 +25,7 @@ export async function openSource(s: Subscription, clusters: readonly KafkaCluste
   const cluster = clusters.find((c) => c.name === uri.cluster);
   if (uri.cluster !== '' && !cluster) throw new Error(`cluster '${uri.cluster}' does not exist`);
   const group = s.options['group.id'] ?? s.id;
-  const clientId = s.options['client.id'] ?? 'restate';
+  const clientId = s.options['client.id'] ?? cluster?.properties['client.id'] ?? 'restate';
   const startAt = startAtOf(s.options);
   switch (uri.scheme) {
     case 'redis-stream': {

@@ -73,7 +73,7 @@ export class PromiseChanges {
       if (rec.result) {
         note(MessageType.CompletePromiseCompletionNotification, {
           completionId: c.resultCompletionId,
-          failure: { code: 409, message: `promise '${c.key}' was already completed` },
+          failure: { code: 409, message: 'promise was already completed' },
         });
         return { notifications, outbox };
       }
