@@ -5,15 +5,17 @@
 import type { Context } from 'koa';
 import type Router from '@koa/router';
 import { IngressError } from '../errors.js';
-import { isWorkflowRun } from '../registry/types.js';
+import { isWorkflowRun, type EffectiveHandler } from '../registry/types.js';
 import type { Target } from '../../machines/invocation.js';
+import type { Header } from '../protocol/messages.js';
+import type { InvokeResult } from '../runtime/types.js';
 import { checkInput, inputHeaders, parseDelay, readBody, segmentsAfter } from './request.js';
 import { writeCompletion } from './results.js';
 import { rfc3339Nanos } from '../timestamps.js';
-import { answerAttach } from './answers.js';
+import { attachOutcome, type Outcome } from './answers.js';
 import type { IngressDeps } from './deps.js';
 import { methodNotAllowed } from './errors.js';
-import { requestTelemetry } from './telemetry.js';
+import { requestTelemetry, type RequestTelemetry } from './telemetry.js';
 import { ulid } from './ulid.js';
 import { checkLimitKey, checkScope, rawLimitKey } from './flow-keys.js';
 
@@ -21,14 +23,42 @@ const BAD_PATH =
   'bad path, expected /restate/call/:service/:handler, /restate/send/:service/:handler, /restate/scope/:scope/call/:service/:handler, /restate/attach/:invocation_id, /restate/output/:invocation_id, or /restate/lookup';
 const BAD_LEGACY_PATH = 'bad path, expected either /:service-name/:handler or /:object-name/:object-key/:handler';
 
-function resolveTarget(deps: IngressDeps, segments: string[], badPath: string, scope: string | undefined) {
-  if (segments.length < 2 || segments.length > 3) throw new IngressError(400, badPath);
-  const service = segments[0]!;
+/**
+ * A call or a send as the ingress's rules see it, however it arrived: an HTTP request here, or
+ * a tool of the admin's MCP endpoint (src/mcp/).
+ */
+export interface InvocationAsk {
+  mode: 'call' | 'send';
+  service: string;
+  /** The object key or workflow id: given exactly when the service is keyed, else the answer is `badShape`. */
+  key?: string;
+  handler: string;
+  scope?: string;
+  /** As given (checked here); needs a scope. */
+  limitKey?: string;
+  /** As given (ISO 8601 or the friendly form); sends only. */
+  delay?: string;
+  idempotencyKey?: string;
+  /** Read only once the ask is known to be acceptable, so an unknown target is a 404 before a body is a 413. */
+  body(): Promise<Buffer>;
+  contentType?: string;
+  /** Recorded in the Input entry. */
+  headers: Header[];
+  /** What the answer says when the key does not fit the service (the ingress names its paths). */
+  badShape: string;
+  telemetry?: RequestTelemetry;
+}
+
+export interface Started extends InvokeResult {
+  handler: EffectiveHandler;
+}
+
+function resolveTarget(deps: IngressDeps, ask: InvocationAsk) {
+  const { service, handler: handlerName, scope } = ask;
   const meta = deps.registry.getService(service);
   if (!meta) throw new IngressError(404, `service '${service}' not found, make sure to register the service before calling it.`);
   const keyed = meta.ty !== 'Service';
-  if (keyed !== (segments.length === 3)) throw new IngressError(400, badPath);
-  const handlerName = segments[segments.length - 1]!;
+  if (keyed !== (ask.key !== undefined)) throw new IngressError(400, ask.badShape);
   const resolved = deps.registry.resolveHandler(service, handlerName);
   if (!resolved) {
     throw new IngressError(
@@ -40,40 +70,37 @@ function resolveTarget(deps: IngressDeps, segments: string[], badPath: string, s
   if (scope !== undefined && meta.ty === 'VirtualObject' && !deps.config.enableScopedVirtualObjects) {
     throw new IngressError(400, 'scope is not supported for Virtual Object targets');
   }
-  const target: Target = { service, handler: handlerName, serviceTy: meta.ty, ...(keyed ? { key: segments[1]! } : {}), ...(scope !== undefined ? { scope } : {}) };
+  const target: Target = { service, handler: handlerName, serviceTy: meta.ty, ...(keyed ? { key: ask.key! } : {}), ...(scope !== undefined ? { scope } : {}) };
   return { target, resolved };
 }
 
-async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', segments: string[], badPath: string, scope?: string): Promise<void> {
-  const telemetry = requestTelemetry(ctx);
-  if (deps.registry.getService(segments[0] ?? '')) telemetry?.service(segments[0]!, mode);
-  if (ctx.method !== 'POST' && ctx.method !== 'GET') throw methodNotAllowed();
-  const { target, resolved } = resolveTarget(deps, segments, badPath, scope);
+/** Checks an ask against the registry and the reference's rules, in the reference's order, and creates its invocation durably. */
+export async function startInvocation(deps: IngressDeps, ask: InvocationAsk): Promise<Started> {
+  const { mode, telemetry } = ask;
+  const { target, resolved } = resolveTarget(deps, ask);
   telemetry?.target(target);
-  const rawKey = rawLimitKey(ctx);
-  if (rawKey !== undefined && scope === undefined) throw new IngressError(400, 'limit-key requires a scope to be set');
-  const limitKey = rawKey !== undefined ? checkLimitKey(rawKey) : undefined;
-  const delayRaw = ctx.query['delay'];
-  if (delayRaw !== undefined && mode === 'call') {
+  if (ask.limitKey !== undefined && ask.scope === undefined) throw new IngressError(400, 'limit-key requires a scope to be set');
+  const limitKey = ask.limitKey !== undefined ? checkLimitKey(ask.limitKey) : undefined;
+  if (ask.delay !== undefined && mode === 'call') {
     throw new IngressError(400, 'cannot use the delay query parameter with calls. The delay is supported only with sends');
   }
-  const delay = typeof delayRaw === 'string' ? parseDelay(delayRaw) : undefined;
-  const idempotencyKey = ctx.get('idempotency-key') !== '' || ctx.req.headers['idempotency-key'] !== undefined ? ctx.get('idempotency-key') : undefined;
+  const delay = ask.delay !== undefined ? parseDelay(ask.delay) : undefined;
+  const { idempotencyKey } = ask;
   if (idempotencyKey !== undefined && isWorkflowRun(resolved)) {
     throw new IngressError(
       400,
       'cannot use the idempotency key with workflow handlers. The handler invocation will already be idempotent by the workflow key itself.',
     );
   }
-  const body = await readBody(ctx, deps.config.requestSizeLimit);
-  checkInput(resolved.handler, ctx.get('content-type') || undefined, body);
+  const body = await ask.body();
+  checkInput(resolved.handler, ask.contentType, body);
 
   const now = Date.now();
   const traceparent = telemetry?.span?.traceparent();
-  const { invocationId, executeAt, previous } = await deps.runtime.invoke({
+  const result = await deps.runtime.invoke({
     target,
     input: body,
-    headers: inputHeaders(ctx),
+    headers: ask.headers,
     retryPolicy: resolved.retryPolicy,
     invokedBy: 'ingress',
     ...(delay !== undefined ? { executeAt: now + delay } : {}),
@@ -83,31 +110,70 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
     ...(traceparent ? { traceparent } : {}),
     ...(limitKey !== undefined ? { limitKey } : {}),
   });
-  telemetry?.invocation(invocationId);
+  telemetry?.invocation(result.invocationId);
+  return { ...result, handler: resolved };
+}
+
+/** A send's answer body (§2.3). */
+export function sendAnswer({ invocationId, executeAt, previous }: InvokeResult) {
+  return {
+    invocationId,
+    ...(executeAt !== undefined && !previous ? { executionTime: rfc3339Nanos(executeAt) } : {}),
+    status: previous ? 'PreviouslyAccepted' : 'Accepted',
+  };
+}
+
+/**
+ * What a call answers: its invocation's outcome once it completes. A repeated idempotent call
+ * gets the first invocation's answer, waiting for it if needed (§2.5); a workflow id submitted
+ * again by call is a 409 (§2.4).
+ */
+export async function callOutcome(deps: IngressDeps, started: Started): Promise<Outcome> {
+  const { invocationId } = started;
+  if (started.previous && isWorkflowRun(started.handler)) {
+    throw new IngressError(409, 'the workflow method was already invoked', 'invocation', { invocationId });
+  }
+  if (started.previous) return attachOutcome(deps, invocationId);
+  const done = await deps.runtime.attach(invocationId);
+  if (!done) throw new IngressError(404, 'not found', 'invocation', { invocationId });
+  return { done };
+}
+
+async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', segments: string[], badPath: string, scope?: string): Promise<void> {
+  const telemetry = requestTelemetry(ctx);
+  if (deps.registry.getService(segments[0] ?? '')) telemetry?.service(segments[0]!, mode);
+  if (ctx.method !== 'POST' && ctx.method !== 'GET') throw methodNotAllowed();
+  if (segments.length < 2 || segments.length > 3) throw new IngressError(400, badPath);
+  // The last value of a repeated parameter, as serde's query extractor takes it.
+  const delay = ctx.query['delay'];
+  const idempotencyKey = ctx.get('idempotency-key') !== '' || ctx.req.headers['idempotency-key'] !== undefined ? ctx.get('idempotency-key') : undefined;
+  const limitKey = rawLimitKey(ctx);
+  const contentType = ctx.get('content-type') || undefined;
+  const started = await startInvocation(deps, {
+    mode,
+    service: segments[0]!,
+    ...(segments.length === 3 ? { key: segments[1]! } : {}),
+    handler: segments[segments.length - 1]!,
+    ...(scope !== undefined ? { scope } : {}),
+    ...(limitKey !== undefined ? { limitKey } : {}),
+    ...(delay !== undefined ? { delay: typeof delay === 'string' ? delay : delay[delay.length - 1]! } : {}),
+    ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+    body: () => readBody(ctx, deps.config.requestSizeLimit),
+    ...(contentType !== undefined ? { contentType } : {}),
+    headers: inputHeaders(ctx),
+    badShape: badPath,
+    ...(telemetry ? { telemetry } : {}),
+  });
 
   if (mode === 'send') {
     ctx.status = 202;
     ctx.set('content-type', 'application/json');
-    ctx.set('x-restate-id', invocationId);
-    ctx.body = JSON.stringify({
-      invocationId,
-      ...(executeAt !== undefined && !previous ? { executionTime: rfc3339Nanos(executeAt) } : {}),
-      status: previous ? 'PreviouslyAccepted' : 'Accepted',
-    });
+    ctx.set('x-restate-id', started.invocationId);
+    ctx.body = JSON.stringify(sendAnswer(started));
     return;
   }
-  if (previous && isWorkflowRun(resolved)) {
-    // reference-behavior.md §2.4: a second submission of a workflow id by call.
-    throw new IngressError(409, 'the workflow method was already invoked', 'invocation', { invocationId });
-  }
-  if (previous) {
-    // A repeated idempotent call gets the first invocation's answer, waiting for it if needed (§2.5).
-    await answerAttach(ctx, deps, invocationId);
-    return;
-  }
-  const done = await deps.runtime.attach(invocationId);
-  if (!done) throw new IngressError(404, 'not found', 'invocation', { invocationId });
-  writeCompletion(ctx, deps.registry, done);
+  const { done, expiresAt } = await callOutcome(deps, started);
+  writeCompletion(ctx, deps.registry, done, expiresAt);
 }
 
 export function registerInvokeRoutes(router: Router, deps: IngressDeps): void {
