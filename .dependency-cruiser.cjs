@@ -1,6 +1,6 @@
 /**
  * The layering of design.md, checked on every `npm test`:
- *   main/server → ingress | admin | subscriptions → runtime | registry | query → store | protocol → telemetry,
+ *   main/server → mcp → ingress | admin | subscriptions → runtime | registry | query → store | protocol → telemetry,
  *   runtime.ts → runtime/services → runtime/invoker → runtime/kernel,
  *   machines/ pure (xstate only), no cycles anywhere.
  */
@@ -18,10 +18,17 @@ module.exports = {
     {
       name: 'nothing-imports-the-http-layers',
       comment:
-        'ingress and admin translate HTTP into runtime calls; only the server wires them. The web UI (src/ui/, a browser bundle) takes the wire types of the admin routes it calls.',
+        'ingress and admin translate HTTP into runtime calls; only the server wires them. The web UI (src/ui/, a browser bundle) takes the wire types of the admin routes it calls. The MCP endpoint (src/mcp/) is the same operations in another protocol: it calls what the routes call.',
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/(ingress|admin|ui)/', '^src/server\\.ts$'] },
-      to: { path: '^src/(ingress|admin)/' },
+      from: { path: '^src/', pathNot: ['^src/(ingress|admin|ui|mcp)/', '^src/server\\.ts$'] },
+      to: { path: '^src/(ingress|admin|mcp)/' },
+    },
+    {
+      name: 'the-routes-do-not-know-mcp',
+      comment: 'src/mcp/ calls what the ingress and admin routes call; only the server mounts it on the admin port.',
+      severity: 'error',
+      from: { path: '^src/(ingress|admin|ui)/' },
+      to: { path: '^src/mcp/' },
     },
     {
       name: 'ingress-and-admin-stay-apart',
@@ -91,7 +98,7 @@ module.exports = {
       name: 'outside-sees-the-runtime-through-its-face',
       comment: 'the HTTP layers use runtime.ts and the runtime shared types, not its inner services.',
       severity: 'error',
-      from: { path: '^src/(ingress|admin)/' },
+      from: { path: '^src/(ingress|admin|mcp)/' },
       to: { path: '^src/runtime/(invoker|services)/' },
     },
   ],

@@ -27,6 +27,9 @@ import { queryRoutes } from './admin/routes/query.js';
 import { serviceStateRoutes } from './admin/routes/service-state.js';
 import { LIVE_RECORD_KINDS, liveEventRoutes } from './admin/routes/live-events.js';
 import { uiRoutes } from './admin/ui.js';
+import { mcpRoutes } from './mcp/endpoint.js';
+import { QueryEngine } from './query/engine.js';
+import { limitsFrom } from './query/limits.js';
 import type { Logger } from './telemetry/log.js';
 import { startProcessMetrics } from './telemetry/metrics.js';
 import { createNodeEndpoint } from './telemetry/node-endpoint.js';
@@ -170,10 +173,13 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const ingress = createListener(createIngressApp({ runtime, registry, config, ready, tokens: tokens.ingress }, log).callback());
   // Live event streams never finish by themselves: they end when the server stops.
   const stopping = new AbortController();
+  // One engine for `/query` and the MCP endpoint's SQL: the limits on queries at once hold for both.
+  const queryEngine = new QueryEngine(limitsFrom(config));
+  const querySources = { store, registry, config, subscriptions: () => runtime.subscriptionProgress() as Promise<SubscriptionProgressRow[]>, nodeId: dataDir.nodeId };
   const adminRoutes = [
     invocationRoutes(runtime),
     serviceStateRoutes(runtime, registry),
-    queryRoutes({ store, registry, config, subscriptions: () => runtime.subscriptionProgress() as Promise<SubscriptionProgressRow[]>, nodeId: dataDir.nodeId }),
+    queryRoutes({ ...querySources, engine: queryEngine }),
     liveEventRoutes(observed, stopping.signal),
     uiRoutes(),
   ];
@@ -181,6 +187,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   ingress.requestTimeout = 0;
   ingress.keepAliveTimeout = 65_000;
   const ingressPort = await listen(ingress, config.ingressPort, config.ingressHost ?? config.host);
+  adminRoutes.push(mcpRoutes({ runtime, registry, config: { ...config, ingressPort }, ready, engine: queryEngine, sources: querySources, log }));
   // Built once the ingress is bound: it advertises the ingress's port (`/version`, OpenAPI
   // servers), which the web UI's playground calls, also when the configured port was 0.
   const admin = createListener(
