@@ -1,6 +1,6 @@
 /**
  * The layering of design.md, checked on every `npm test`:
- *   main/server → ingress | admin | subscriptions → runtime | registry | query → model → store | protocol → telemetry,
+ *   main/server → mcp → ingress | admin | subscriptions → runtime | registry | query → model → store | protocol → telemetry,
  *   runtime.ts → runtime/operations.ts → runtime/services → runtime/invoker → runtime/kernel,
  *   machines/ pure (xstate only), no cycles anywhere.
  */
@@ -18,17 +18,24 @@ module.exports = {
     {
       name: 'nothing-imports-the-http-layers',
       comment:
-        'ingress and admin translate HTTP into runtime calls; only the server wires them. The web UI (src/ui/, a browser bundle) takes the wire types of the admin routes it calls.',
+        'ingress and admin translate HTTP into runtime calls; only the server wires them. The web UI (src/ui/, a browser bundle) takes the wire types of the admin routes it calls. The MCP endpoint (src/mcp/) is the same operations in another protocol: it calls what the routes call.',
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/(ingress|admin|ui)/', '^src/server\\.ts$'] },
-      to: { path: '^src/(ingress|admin)/' },
+      from: { path: '^src/', pathNot: ['^src/(ingress|admin|ui|mcp)/', '^src/server\\.ts$'] },
+      to: { path: '^src/(ingress|admin|mcp)/' },
+    },
+    {
+      name: 'the-routes-do-not-know-mcp',
+      comment: 'src/mcp/ calls what the ingress and admin routes call; only the server mounts it on the admin port.',
+      severity: 'error',
+      from: { path: '^src/(ingress|admin|ui)/' },
+      to: { path: '^src/mcp/' },
     },
     {
       name: 'http-is-the-floor-of-the-ports',
       comment: 'src/http/ (listener, bearer auth, the serde_json reader) serves the ingress and the admin API; it knows neither, and nothing below them uses it.',
       severity: 'error',
       from: { path: '^src/http/' },
-      to: { path: '^src/(ingress|admin|runtime|registry|query|subscriptions|cluster)/' },
+      to: { path: '^src/(ingress|admin|mcp|runtime|registry|query|subscriptions|cluster)/' },
     },
     {
       name: 'only-the-ports-use-the-http-floor',

@@ -23,6 +23,9 @@ import { SubscriptionEngine } from './subscriptions/engine.js';
 import { createIngressApp } from './ingress/app.js';
 import { createAdminApp } from './admin/app.js';
 import { LIVE_RECORD_KINDS } from './admin/routes/live-events.js';
+import { mcpRoutes } from './mcp/endpoint.js';
+import { QueryEngine } from './query/engine.js';
+import { limitsFrom } from './query/limits.js';
 import type { Logger } from './telemetry/log.js';
 import { startProcessMetrics } from './telemetry/metrics.js';
 import { createNodeEndpoint } from './telemetry/node-endpoint.js';
@@ -168,6 +171,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const ingress = createListener(createIngressApp({ runtime, registry, config, ready, tokens: tokens.ingress }, log).callback());
   // Live event streams never finish by themselves: they end when the server stops.
   const stopping = new AbortController();
+  // One engine for `/query` and the MCP endpoint's SQL: the limits on queries at once hold for both.
+  const queryEngine = new QueryEngine(limitsFrom(config));
+  const querySources = { store, registry, config, subscriptions: () => runtime.subscriptionProgress() as Promise<SubscriptionProgressRow[]>, nodeId: dataDir.nodeId };
   // Calls block until their invocation completes: no server-side request timeout.
   ingress.requestTimeout = 0;
   ingress.keepAliveTimeout = 65_000;
@@ -183,8 +189,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       tokens: tokens.admin,
       flow: runtime,
       ...(cluster ? { cluster: () => cluster.view() } : {}),
-      query: { store, registry, config, subscriptions: () => runtime.subscriptionProgress() as Promise<SubscriptionProgressRow[]>, nodeId: dataDir.nodeId },
+      query: { ...querySources, engine: queryEngine },
       live: { runtime, observed, stopping: stopping.signal },
+      extraRoutes: mcpRoutes({ runtime, registry, config: { ...config, ingressPort }, ready, engine: queryEngine, sources: querySources, log }),
     }).callback(),
   );
   const adminPort = await listen(admin, config.adminPort, config.adminHost ?? config.host);

@@ -39,7 +39,11 @@ export interface AdminDeps {
    * them (in-process tests of the registry routes and `/query`).
    */
   live?: { runtime: Runtime; observed: ObservedStore; stopping: AbortSignal };
-  /** Routes a test adds behind the same prefixes and funnel (test/e2e/admin-registry.test.ts). */
+  /**
+   * Routes of another layer served on the admin port, behind its prefixes, bearer token and
+   * funnel: the MCP endpoint (src/mcp/, which calls what these routes call, so they cannot
+   * import it; server.ts mounts it here), and a test's own.
+   */
   extraRoutes?: (router: Router) => void;
   /** Registrations and 5xx answers; default: nothing logged (in-process tests). */
   log?: Logger;

@@ -24,18 +24,26 @@ function checkedAwakeableId(raw: string): AwakeableTarget {
   }
 }
 
+/**
+ * Stores an awakeable's completion in its invocation's journal; resolves once it is durable.
+ * Shared with the admin's MCP endpoint (src/mcp/). `body` is read once the id is known good.
+ */
+export async function completeAwakeable(deps: IngressDeps, rawId: string, op: 'resolve' | 'reject', body: () => Promise<Buffer>): Promise<void> {
+  const target = checkedAwakeableId(rawId);
+  const bytes = await body();
+  // `prom_1…` ids index journal entries of v1–v4 journals (§9.6); this server never hands
+  // them out, so they cannot name anything here: accepted and dropped, as an unknown id.
+  if (target.kind === 'signal') {
+    const result = op === 'resolve' ? { value: bytes } : { failure: { code: 500, message: bytes.toString('utf8') } };
+    await deps.runtime.signal(invocationIdToString(target.invocationId), target.signalIndex, result);
+  }
+}
+
 async function complete(ctx: Context, deps: IngressDeps): Promise<void> {
   const op = ctx.params['op'];
   if (op !== 'resolve' && op !== 'reject') throw notFound();
   if (ctx.method !== 'POST') throw methodNotAllowed();
-  const target = checkedAwakeableId(ctx.params['id']!);
-  const body = await readBody(ctx, deps.config.requestSizeLimit);
-  // `prom_1…` ids index journal entries of v1–v4 journals (§9.6); this server never hands
-  // them out, so they cannot name anything here: accepted and dropped, as an unknown id.
-  if (target.kind === 'signal') {
-    const result = op === 'resolve' ? { value: body } : { failure: { code: 500, message: body.toString('utf8') } };
-    await deps.runtime.signal(invocationIdToString(target.invocationId), target.signalIndex, result);
-  }
+  await completeAwakeable(deps, ctx.params['id']!, op, () => readBody(ctx, deps.config.requestSizeLimit));
   // An explicit null body first (Koa would turn it into 204), then the status: no body, no content type.
   ctx.body = null;
   ctx.status = 202;

@@ -4,16 +4,17 @@
  */
 import type { Context } from 'koa';
 import type Router from '@koa/router';
-import { IngressError } from './errors.js';
 import { isWorkflowRun, type EffectiveHandler, type ServiceMeta } from '../registry/types.js';
-import type { InvokeRequest } from '../runtime/types.js';
 import type { Target } from '../../machines/invocation.js';
+import type { Header } from '../protocol/messages.js';
+import type { InvokeRequest, InvokeResult } from '../runtime/types.js';
 import { checkInput, inputHeaders, parseDelay, readBody, segmentsAfter } from './request.js';
 import { writeCompletion } from './results.js';
 import { rfc3339Nanos } from '../timestamps.js';
+import { attachOutcome, type Outcome } from './answers.js';
 import type { IngressDeps } from './deps.js';
-import { methodNotAllowed } from './errors.js';
-import { requestTelemetry } from './telemetry.js';
+import { IngressError, methodNotAllowed } from './errors.js';
+import { requestTelemetry, type RequestTelemetry } from './telemetry.js';
 import { ulid } from './ulid.js';
 import { checkLimitKey, checkScope, rawLimitKey } from './flow-keys.js';
 
@@ -21,26 +22,59 @@ const BAD_PATH =
   'bad path, expected /restate/call/:service/:handler, /restate/send/:service/:handler, /restate/scope/:scope/call/:service/:handler, /restate/attach/:invocation_id, /restate/output/:invocation_id, or /restate/lookup';
 const BAD_LEGACY_PATH = 'bad path, expected either /:service-name/:handler or /:object-name/:object-key/:handler';
 
-/**
- * What the path names, in the registry's one look-up of the request: its handler, and its
- * service (asked for alone only when there is no such handler, to say which part is missing).
- */
-function lookUp(deps: IngressDeps, segments: string[]): { handler?: EffectiveHandler; service?: ServiceMeta } {
-  const handler = segments.length >= 2 ? deps.registry.resolveHandler(segments[0]!, segments[segments.length - 1]!) : undefined;
-  if (handler) return { handler, service: handler.service };
-  const service = segments[0] !== undefined ? deps.registry.getService(segments[0]) : undefined;
-  return service ? { service } : {};
+/** What a target names: its handler, and its service (asked for alone only when there is no such handler, to say which part is missing). */
+interface Named {
+  handler?: EffectiveHandler;
+  service?: ServiceMeta;
 }
 
-/** The target of the path, checked against what it names, with the reference's errors in its order. */
-function resolveTarget(deps: IngressDeps, segments: string[], named: { handler?: EffectiveHandler; service?: ServiceMeta }, badPath: string, scope: string | undefined) {
-  if (segments.length < 2 || segments.length > 3) throw new IngressError(400, badPath);
-  const service = segments[0]!;
-  const handlerName = segments[segments.length - 1]!;
-  const { handler: resolved, service: meta } = named;
+/**
+ * A call or a send as the ingress's rules see it, however it arrived: an HTTP request here, or
+ * a tool of the admin's MCP endpoint (src/mcp/).
+ */
+export interface InvocationAsk {
+  mode: 'call' | 'send';
+  service: string;
+  /** The object key or workflow id: given exactly when the service is keyed, else the answer is `badShape`. */
+  key?: string;
+  handler: string;
+  scope?: string;
+  /** As given (checked here); needs a scope. */
+  limitKey?: string;
+  /** As given (ISO 8601 or the friendly form); sends only. */
+  delay?: string;
+  idempotencyKey?: string;
+  /** Read only once the ask is known to be acceptable, so an unknown target is a 404 before a body is a 413. */
+  body(): Promise<Buffer>;
+  contentType?: string;
+  /** Recorded in the Input entry. */
+  headers: Header[];
+  /** What the answer says when the key does not fit the service (the ingress names its paths). */
+  badShape: string;
+  telemetry?: RequestTelemetry;
+  /** What the target names, when the caller looked it up already (the request's one look-up). */
+  named?: Named;
+}
+
+export interface Started extends InvokeResult {
+  handler: EffectiveHandler;
+}
+
+/** The registry's one look-up of a request. */
+function lookUp(deps: IngressDeps, service: string, handler: string): Named {
+  const resolved = deps.registry.resolveHandler(service, handler);
+  if (resolved) return { handler: resolved, service: resolved.service };
+  const meta = deps.registry.getService(service);
+  return meta ? { service: meta } : {};
+}
+
+/** The target of an ask, checked against what it names, with the reference's errors in its order. */
+function resolveTarget(deps: IngressDeps, ask: InvocationAsk) {
+  const { service, handler: handlerName, scope } = ask;
+  const { handler: resolved, service: meta } = ask.named ?? lookUp(deps, service, handlerName);
   if (!meta) throw new IngressError(404, `service '${service}' not found, make sure to register the service before calling it.`);
   const keyed = meta.ty !== 'Service';
-  if (keyed !== (segments.length === 3)) throw new IngressError(400, badPath);
+  if (keyed !== (ask.key !== undefined)) throw new IngressError(400, ask.badShape);
   if (!resolved) {
     throw new IngressError(
       404,
@@ -51,41 +85,37 @@ function resolveTarget(deps: IngressDeps, segments: string[], named: { handler?:
   if (scope !== undefined && meta.ty === 'VirtualObject' && !deps.config.enableScopedVirtualObjects) {
     throw new IngressError(400, 'scope is not supported for Virtual Object targets');
   }
-  const target: Target = { service, handler: handlerName, serviceTy: meta.ty, ...(keyed ? { key: segments[1]! } : {}), ...(scope !== undefined ? { scope } : {}) };
+  const target: Target = { service, handler: handlerName, serviceTy: meta.ty, ...(keyed ? { key: ask.key! } : {}), ...(scope !== undefined ? { scope } : {}) };
   return { target, resolved };
 }
 
-async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', segments: string[], badPath: string, scope?: string): Promise<void> {
-  const telemetry = requestTelemetry(ctx);
-  const named = lookUp(deps, segments);
-  if (named.service) telemetry?.service(named.service.name, mode);
-  if (ctx.method !== 'POST' && ctx.method !== 'GET') throw methodNotAllowed();
-  const { target, resolved } = resolveTarget(deps, segments, named, badPath, scope);
+/** Checks an ask against the registry and the reference's rules, in the reference's order: the request it makes, with its handler. */
+async function requestOf(deps: IngressDeps, ask: InvocationAsk): Promise<{ req: InvokeRequest; handler: EffectiveHandler }> {
+  const { mode, telemetry } = ask;
+  const { target, resolved } = resolveTarget(deps, ask);
   telemetry?.target(target);
-  const rawKey = rawLimitKey(ctx);
-  if (rawKey !== undefined && scope === undefined) throw new IngressError(400, 'limit-key requires a scope to be set');
-  const limitKey = rawKey !== undefined ? checkLimitKey(rawKey) : undefined;
-  const delayRaw = ctx.query['delay'];
-  if (delayRaw !== undefined && mode === 'call') {
+  if (ask.limitKey !== undefined && ask.scope === undefined) throw new IngressError(400, 'limit-key requires a scope to be set');
+  const limitKey = ask.limitKey !== undefined ? checkLimitKey(ask.limitKey) : undefined;
+  if (ask.delay !== undefined && mode === 'call') {
     throw new IngressError(400, 'cannot use the delay query parameter with calls. The delay is supported only with sends');
   }
-  const delay = typeof delayRaw === 'string' ? parseDelay(delayRaw) : undefined;
-  const idempotencyKey = ctx.get('idempotency-key') !== '' || ctx.req.headers['idempotency-key'] !== undefined ? ctx.get('idempotency-key') : undefined;
+  const delay = ask.delay !== undefined ? parseDelay(ask.delay) : undefined;
+  const { idempotencyKey } = ask;
   if (idempotencyKey !== undefined && isWorkflowRun(resolved)) {
     throw new IngressError(
       400,
       'cannot use the idempotency key with workflow handlers. The handler invocation will already be idempotent by the workflow key itself.',
     );
   }
-  const body = await readBody(ctx, deps.config.requestSizeLimit);
-  checkInput(resolved.handler, ctx.get('content-type') || undefined, body);
+  const body = await ask.body();
+  checkInput(resolved.handler, ask.contentType, body);
 
   const now = Date.now();
   const traceparent = telemetry?.span?.traceparent();
   const req: InvokeRequest = {
     target,
     input: body,
-    headers: inputHeaders(ctx),
+    headers: ask.headers,
     retryPolicy: resolved.retryPolicy,
     invokedBy: 'ingress',
     ...(delay !== undefined ? { executeAt: now + delay } : {}),
@@ -95,28 +125,93 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
     ...(traceparent ? { traceparent } : {}),
     ...(limitKey !== undefined ? { limitKey } : {}),
   };
+  return { req, handler: resolved };
+}
+
+/** Checks an ask and creates its invocation durably (a send; the MCP endpoint's call, which waits apart). */
+export async function startInvocation(deps: IngressDeps, ask: InvocationAsk): Promise<Started> {
+  const { req, handler } = await requestOf(deps, ask);
+  const result = await deps.runtime.invoke(req, handler);
+  ask.telemetry?.invocation(result.invocationId);
+  return { ...result, handler };
+}
+
+/** A send's answer body (§2.3). */
+export function sendAnswer({ invocationId, executeAt, previous }: InvokeResult) {
+  return {
+    invocationId,
+    ...(executeAt !== undefined && !previous ? { executionTime: rfc3339Nanos(executeAt) } : {}),
+    status: previous ? 'PreviouslyAccepted' : 'Accepted',
+  };
+}
+
+/** A workflow id submitted again by call is a 409 (§2.4). */
+function refuseWorkflowAgain(invocationId: string): never {
+  throw new IngressError(409, 'the workflow method was already invoked', 'invocation', { invocationId });
+}
+
+/**
+ * What a call answers once its invocation was started: its outcome once it completes. A
+ * repeated idempotent call gets the first invocation's answer, waiting for it if needed (§2.5).
+ */
+export async function callOutcome(deps: IngressDeps, started: Started): Promise<Outcome> {
+  const { invocationId } = started;
+  if (started.previous && isWorkflowRun(started.handler)) refuseWorkflowAgain(invocationId);
+  if (started.previous) return attachOutcome(deps, invocationId);
+  const done = await deps.runtime.attach(invocationId);
+  if (!done) throw new IngressError(404, 'not found', 'invocation', { invocationId });
+  return { done };
+}
+
+/** A call through the ingress: checked, then one runtime operation that creates its invocation and waits for it. */
+async function callOf(deps: IngressDeps, ask: InvocationAsk): Promise<Outcome & { handler: EffectiveHandler }> {
+  const { req, handler } = await requestOf(deps, ask);
+  const { invocationId, previous, done, stored } = await deps.runtime.call(req, handler);
+  ask.telemetry?.invocation(invocationId);
+  if (previous && isWorkflowRun(handler)) refuseWorkflowAgain(invocationId);
+  if (!done) throw new IngressError(404, 'not found', 'invocation', { invocationId });
+  // One stored before this call carries the end of its retention (§2.5, §2.6).
+  return { done, ...(stored ? { expiresAt: done.expiresAt } : {}), handler };
+}
+
+async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', segments: string[], badPath: string, scope?: string): Promise<void> {
+  const telemetry = requestTelemetry(ctx);
+  const named = segments.length >= 2 ? lookUp(deps, segments[0]!, segments[segments.length - 1]!) : {};
+  if (named.service) telemetry?.service(named.service.name, mode);
+  if (ctx.method !== 'POST' && ctx.method !== 'GET') throw methodNotAllowed();
+  if (segments.length < 2 || segments.length > 3) throw new IngressError(400, badPath);
+  // The last value of a repeated parameter, as serde's query extractor takes it.
+  const delay = ctx.query['delay'];
+  const idempotencyKey = ctx.get('idempotency-key') !== '' || ctx.req.headers['idempotency-key'] !== undefined ? ctx.get('idempotency-key') : undefined;
+  const limitKey = rawLimitKey(ctx);
+  const contentType = ctx.get('content-type') || undefined;
+  const ask: InvocationAsk = {
+    mode,
+    service: segments[0]!,
+    ...(segments.length === 3 ? { key: segments[1]! } : {}),
+    handler: segments[segments.length - 1]!,
+    ...(scope !== undefined ? { scope } : {}),
+    ...(limitKey !== undefined ? { limitKey } : {}),
+    ...(delay !== undefined ? { delay: typeof delay === 'string' ? delay : delay[delay.length - 1]! } : {}),
+    ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+    body: () => readBody(ctx, deps.config.requestSizeLimit),
+    ...(contentType !== undefined ? { contentType } : {}),
+    headers: inputHeaders(ctx),
+    badShape: badPath,
+    ...(telemetry ? { telemetry } : {}),
+    named,
+  };
+
   if (mode === 'send') {
-    const { invocationId, executeAt, previous } = await deps.runtime.invoke(req, resolved);
-    telemetry?.invocation(invocationId);
+    const started = await startInvocation(deps, ask);
     ctx.status = 202;
     ctx.set('content-type', 'application/json');
-    ctx.set('x-restate-id', invocationId);
-    ctx.body = JSON.stringify({
-      invocationId,
-      ...(executeAt !== undefined && !previous ? { executionTime: rfc3339Nanos(executeAt) } : {}),
-      status: previous ? 'PreviouslyAccepted' : 'Accepted',
-    });
+    ctx.set('x-restate-id', started.invocationId);
+    ctx.body = JSON.stringify(sendAnswer(started));
     return;
   }
-  const { invocationId, previous, done, stored } = await deps.runtime.call(req, resolved);
-  telemetry?.invocation(invocationId);
-  if (previous && isWorkflowRun(resolved)) {
-    // reference-behavior.md §2.4: a second submission of a workflow id by call.
-    throw new IngressError(409, 'the workflow method was already invoked', 'invocation', { invocationId });
-  }
-  if (!done) throw new IngressError(404, 'not found', 'invocation', { invocationId });
-  // A repeated idempotent call gets the first invocation's answer; one stored before carries the end of its retention (§2.5, §2.6).
-  writeCompletion(ctx, resolved.handler.output, done, stored ? done.expiresAt : undefined);
+  const { done, expiresAt, handler } = await callOf(deps, ask);
+  writeCompletion(ctx, handler.handler.output, done, expiresAt);
 }
 
 export function registerInvokeRoutes(router: Router, deps: IngressDeps): void {

@@ -25,30 +25,53 @@ export function toHex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 }
 
-function scalar(type: ValueType, v: unknown): string {
+/** A cell's JSON value; 64-bit integers stay bigint, which the encodings write as plain digits. */
+function jsonValue(type: ValueType, v: unknown): unknown {
   switch (type) {
     case 'u64':
     case 'i64':
-      return String(v);
+      return v;
     case 'u32':
     case 'f64':
       // arrow-json writes non-finite floats as null.
-      return Number.isFinite(v) ? JSON.stringify(v) : 'null';
-    case 'bool':
-      return v ? 'true' : 'false';
+      return Number.isFinite(v) ? v : null;
     case 'ts':
-      return JSON.stringify(rfc3339Auto(v as number));
+      return rfc3339Auto(v as number);
     case 'dur':
-      return JSON.stringify(formatDuration(v as number));
+      return formatDuration(v as number);
     case 'bin':
-      return JSON.stringify(toHex(v as Uint8Array));
+      return toHex(v as Uint8Array);
+    case 'bool':
     case 'list_u32':
-      return `[${(v as Array<number | null>).map((x) => (x === null ? 'null' : String(x))).join(',')}]`;
     case 'list_utf8':
-      return `[${(v as Array<string | null>).map((x) => (x === null ? 'null' : JSON.stringify(x))).join(',')}]`;
     case 'utf8':
-      return JSON.stringify(v);
+      return v;
   }
+}
+
+function scalar(type: ValueType, v: unknown): string {
+  const value = jsonValue(type, v);
+  return typeof value === 'bigint' ? String(value) : JSON.stringify(value);
+}
+
+/**
+ * The rows of the JSON answer as objects (NULL columns left out), for callers that hand them
+ * on as values (src/mcp/): a 64-bit integer past 2^53 becomes its decimal string, as JSON
+ * numbers cannot hold it.
+ */
+export function resultRows(result: ResultSet): Array<Record<string, unknown>> {
+  const rows: Array<Record<string, unknown>> = [];
+  for (let r = 0; r < result.rowCount; r++) {
+    const row: Record<string, unknown> = {};
+    for (const col of result.columns) {
+      const v = col.values[r];
+      if (v === null || v === undefined) continue;
+      const value = jsonValue(col.type, v);
+      row[col.name] = typeof value !== 'bigint' ? value : value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(value) : String(value);
+    }
+    rows.push(row);
+  }
+  return rows;
 }
 
 /** Rows per piece of the streamed answer. */

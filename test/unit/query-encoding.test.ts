@@ -3,7 +3,8 @@
  * exactly as arrow-json prints it, and the Arrow IPC stream with the reference's types.
  */
 import { tableFromIPC } from 'apache-arrow';
-import { formatDuration } from '../../src/query/json.js';
+import { encodeJson, formatDuration, resultRows } from '../../src/query/json.js';
+import type { ResultSet } from '../../src/query/result.js';
 import { rfc3339Auto as formatTimestamp } from '../../src/timestamps.js';
 import { ids, queryServerTest, type QueryServer } from '../support/query-fixture.js';
 
@@ -53,6 +54,23 @@ test('literals, an empty result, binary as hex and lists as arrays', async (t) =
     '{"rows":[{"status":"suspended","suspended_waiting_for_completions":[1],"suspended_waiting_for_signals":[1],' +
       '"suspended_waiting_future_json":"{\\"FirstCompleted\\":[{\\"Single\\":{\\"CompletionId\\":1}},{\\"Single\\":{\\"SignalIndex\\":1}}]}"}]}',
   );
+});
+
+test('rows as values (the MCP tools): the forms of the JSON answer, and a 64-bit integer past 2^53 as its digits', (t) => {
+  const result: ResultSet = {
+    rowCount: 2,
+    columns: [
+      { name: 'partition_key', type: 'u64', nullable: false, values: [1_000_000_000_000_000_000n, 42n] },
+      { name: 'at', type: 'ts', nullable: true, values: [Date.UTC(2026, 10, 22, 1, 40, 53, 537), null] },
+      { name: 'raw', type: 'bin', nullable: true, values: [Uint8Array.of(0xff, 0), null] },
+      { name: 'waits', type: 'list_u32', nullable: true, values: [[1, 2], null] },
+    ],
+  };
+  t.deepEqual(resultRows(result), [
+    { partition_key: '1000000000000000000', at: '2026-11-22T01:40:53.537Z', raw: 'ff00', waits: [1, 2] },
+    { partition_key: 42 },
+  ]);
+  t.is(encodeJson(result), '{"rows":[{"partition_key":1000000000000000000,"at":"2026-11-22T01:40:53.537Z","raw":"ff00","waits":[1,2]},{"partition_key":42}]}');
 });
 
 test('Arrow: sys_invocation has the reference schema and values', async (t) => {

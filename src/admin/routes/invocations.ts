@@ -33,7 +33,8 @@ const run: Record<Operation, (rt: Runtime, id: string, ctx: Context) => Promise<
   'purge-journal': (rt, id) => rt.operator.purgeJournal(id),
 };
 
-function invocationParam(raw: string): string {
+/** An invocation id from the path (or an MCP tool's argument), checked: 400 with the reference's text. */
+export function invocationParam(raw: string): string {
   try {
     parseInvocationId(raw);
     return raw;
@@ -52,7 +53,11 @@ function queryValue(ctx: Context, name: string): string | undefined {
 /** `?deployment=latest|keep|dp_…` (resume and restart-as-new). */
 function deploymentQuery(ctx: Context): DeploymentChoice | undefined {
   const raw = queryValue(ctx, 'deployment');
-  if (raw === undefined) return undefined;
+  return raw === undefined ? undefined : deploymentChoice(raw);
+}
+
+/** `latest`, `keep` (any case) or a deployment id. */
+export function deploymentChoice(raw: string): DeploymentChoice {
   if (raw.toLowerCase() === 'latest') return { kind: 'latest' };
   if (raw.toLowerCase() === 'keep') return { kind: 'keep' };
   try {

@@ -26,6 +26,17 @@ function features(config: Config): Record<string, boolean> {
   };
 }
 
+/** `GET /version` (§3.2). */
+export function versionView(config: Config, ingressUrl: string) {
+  return {
+    version: SERVER_VERSION,
+    min_admin_api_version: ADMIN_API_VERSIONS.min,
+    max_admin_api_version: ADMIN_API_VERSIONS.max,
+    ingress_endpoint: ingressUrl,
+    features: features(config),
+  };
+}
+
 /**
  * `ready` is the readiness check: it rejects with `StoreUnavailable` while the store cannot be
  * reached, which the funnel answers 503.
@@ -39,15 +50,7 @@ export function metaRoutes(router: Router, config: Config, ingressUrl: string, r
     sendEmpty(ctx, 200);
   });
 
-  router.get('/version', (ctx) => {
-    sendJson(ctx, 200, {
-      version: SERVER_VERSION,
-      min_admin_api_version: ADMIN_API_VERSIONS.min,
-      max_admin_api_version: ADMIN_API_VERSIONS.max,
-      ingress_endpoint: ingressUrl,
-      features: features(config),
-    });
-  });
+  router.get('/version', (ctx) => sendJson(ctx, 200, versionView(config, ingressUrl)));
 
   // Restate's shape (members by number); nodes sharing a Redis add every live node with the
   // partitions it holds. The embedded store is one node: the reference's answer exactly.

@@ -9,6 +9,7 @@ import { AdminError, AdminTextError } from '../errors.js';
 import type { Registry } from '../../registry/registry.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { readJsonBody, sendEmpty } from '../http-io.js';
+import { serviceNamed } from './services.js';
 import { describeUnexpected, type JsonDocument, type JsonNode } from '../../http/serde-json.js';
 
 const DESERIALIZE = 'Failed to deserialize the JSON body into the target type: ';
@@ -82,23 +83,29 @@ function decodeState(node: JsonNode, fail: (path: string | undefined, message: s
   return state;
 }
 
+/**
+ * Replaces the whole state of a key of `name`; resolves once the mutation is stored. Shared
+ * with the admin's MCP endpoint (src/mcp/).
+ */
+export async function modifyServiceState(runtime: Runtime, registry: Registry, name: string, body: ModifyServiceState): Promise<void> {
+  const service = serviceNamed(registry, name);
+  if (service.ty === 'Service') throw new AdminError(400, `Cannot modify state for service type ${service.ty}`);
+  // A scope targets scoped state (§3.4): accepted whatever the features, as the reference does.
+  await runtime.submitStateMutation({
+    service: service.name,
+    key: body.objectKey,
+    ...(body.scope !== undefined ? { scope: body.scope } : {}),
+    state: body.newState,
+    ...(body.version !== undefined ? { version: body.version } : {}),
+  });
+}
+
 export function serviceStateRoutes(runtime: Runtime, registry: Registry): (router: Router) => void {
   return (router) => {
     router.post('/services/:service/state', async (ctx) => {
       // The body is checked before the service is looked up, as the reference's extractors do.
       const body = decodeModifyServiceState(readJsonBody(ctx));
-      const name = ctx.params['service'] ?? '';
-      const service = registry.getService(name);
-      if (!service) throw new AdminError(404, `The requested service '${name}' does not exist`);
-      if (service.ty === 'Service') throw new AdminError(400, `Cannot modify state for service type ${service.ty}`);
-      // A scope targets scoped state (§3.4): accepted whatever the features, as the reference does.
-      await runtime.submitStateMutation({
-        service: service.name,
-        key: body.objectKey,
-        ...(body.scope !== undefined ? { scope: body.scope } : {}),
-        state: body.newState,
-        ...(body.version !== undefined ? { version: body.version } : {}),
-      });
+      await modifyServiceState(runtime, registry, ctx.params['service'] ?? '', body);
       sendEmpty(ctx, 202);
     });
   };

@@ -11,12 +11,15 @@ import { readJsonBody, sendJson } from '../http-io.js';
 import { decodeModifyService } from '../requests.js';
 import { handlerView, serviceView } from '../views.js';
 
+/** The service of that name, or the reference's 404. */
+export function serviceNamed(registry: Registry, name: string): ServiceMeta {
+  const service = registry.getService(name);
+  if (!service) throw new AdminError(404, `The requested service '${name}' does not exist`);
+  return service;
+}
+
 export function serviceRoutes(router: Router, registry: Registry, ingressUrl: string): void {
-  const lookup = (name: string): ServiceMeta => {
-    const service = registry.getService(name);
-    if (!service) throw new AdminError(404, `The requested service '${name}' does not exist`);
-    return service;
-  };
+  const lookup = (name: string) => serviceNamed(registry, name);
 
   router.get('/services', (ctx) => {
     sendJson(ctx, 200, { services: registry.listServices().map(serviceView) });
