@@ -169,6 +169,19 @@ export async function resume(rt: OperatorDeps, id: string, deployment?: Deployme
   });
 }
 
+/**
+ * Retry now (a redstate extension of the admin API): a backing-off invocation starts its next
+ * attempt at once, as if its retry timer had fired; the timer goes in the same commit.
+ */
+export function retryNow(rt: OperatorDeps, id: string): Promise<Outcome> {
+  const notBackingOff = 'is not backing off, there is no retry to start now.';
+  return withInvocation(rt, id, notBackingOff, async (host) => {
+    if (host.status !== 'backingOff') throw new Conflict(`The invocation '${id}' ${notBackingOff}`);
+    await host.commit({ events: [{ type: 'timerDue', now: rt.now() }], write: { timersRemove: [timerKey.retry(id)] } });
+    return 'done';
+  });
+}
+
 /** Purge: a completed invocation, its journal and its id are forgotten now. */
 export async function purge(rt: OperatorDeps, id: string): Promise<Outcome> {
   await completedInvocation(rt, id, 'is not yet completed.');
@@ -300,6 +313,7 @@ export function operatorActions(deps: OperatorDeps) {
     kill: (id: string) => kill(deps, id),
     pause: (id: string) => pause(deps, id),
     resume: (id: string, deployment?: DeploymentChoice) => resume(deps, id, deployment),
+    retryNow: (id: string) => retryNow(deps, id),
     purge: (id: string) => purge(deps, id),
     purgeJournal: (id: string) => purgeJournal(deps, id),
     restartAsNew: (id: string, opts?: RestartOptions) => restartAsNew(deps, id, opts),
