@@ -67,7 +67,6 @@ interface LocalOps {
   'operator.kill'(id: string): Promise<Outcome>;
   'operator.pause'(id: string): Promise<Outcome>;
   'operator.resume'(id: string, deployment?: DeploymentChoice): Promise<Outcome>;
-  'operator.retryNow'(id: string): Promise<Outcome>;
   'operator.purge'(id: string): Promise<Outcome>;
   'operator.purgeJournal'(id: string): Promise<Outcome>;
   'operator.restartAsNew'(id: string, opts?: RestartOptions): Promise<Restarted>;
@@ -203,7 +202,6 @@ export class Runtime {
     'operator.kill': (id) => this.localOperator.kill(id),
     'operator.pause': (id) => this.localOperator.pause(id),
     'operator.resume': (id, deployment) => this.localOperator.resume(id, deployment),
-    'operator.retryNow': (id) => this.localOperator.retryNow(id),
     'operator.purge': (id) => this.localOperator.purge(id),
     'operator.purgeJournal': (id) => this.localOperator.purgeJournal(id),
     'operator.restartAsNew': (id, opts) => this.localOperator.restartAsNew(id, opts),

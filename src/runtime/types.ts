@@ -153,7 +153,7 @@ export type ForwardedOp =
   | 'deliver'
   | 'forget'
   | 'subscriptionProgress'
-  | `operator.${'cancel' | 'kill' | 'pause' | 'resume' | 'retryNow' | 'purge' | 'purgeJournal' | 'restartAsNew'}`;
+  | `operator.${'cancel' | 'kill' | 'pause' | 'resume' | 'purge' | 'purgeJournal' | 'restartAsNew'}`;
 
 /**
  * The node that owns this partition consumes every subscription (server.ts): with several

@@ -135,7 +135,7 @@ for (const store of storeKinds) {
 
     for (let failures = 2; failures < 8; failures++) {
       await backingOffAfter(failures);
-      const r = await stack.admin.patch(`invocations/${id}/retry-now`);
+      const r = await stack.admin.patch(`invocations/${id}/resume`);
       t.is(r.statusCode, 200, r.body);
     }
     await backingOffAfter(8);

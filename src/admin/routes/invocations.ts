@@ -1,7 +1,6 @@
 /**
  * Invocation management: PATCH /invocations/{id}/cancel|kill|pause|resume|purge|purge-journal|
- * restart-as-new and the deprecated DELETE /invocations/{id}?mode= (reference-behavior.md §3.5),
- * and redstate's PATCH /invocations/{id}/retry-now (a backing-off invocation tries again at once).
+ * restart-as-new and the deprecated DELETE /invocations/{id}?mode= (reference-behavior.md §3.5).
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
@@ -10,7 +9,7 @@ import { IdError, parseDeploymentId, parseInvocationId } from '../../protocol/id
 import type { DeploymentChoice, OperatorOutcome, Runtime } from '../../runtime/runtime.js';
 import { sendEmpty, sendJson } from '../http-io.js';
 
-type Operation = 'cancel' | 'kill' | 'pause' | 'resume' | 'retry-now' | 'purge' | 'purge-journal';
+type Operation = 'cancel' | 'kill' | 'pause' | 'resume' | 'purge' | 'purge-journal';
 
 /** The status of a success, and of a request that had nothing to do (reference-behavior.md §3.5). */
 const answers: Record<Operation, { done: number; appended?: number; noop?: number }> = {
@@ -20,7 +19,6 @@ const answers: Record<Operation, { done: number; appended?: number; noop?: numbe
   kill: { done: 200 },
   pause: { done: 202, noop: 200 },
   resume: { done: 200, noop: 200 },
-  'retry-now': { done: 200 },
   purge: { done: 200 },
   'purge-journal': { done: 200 },
 };
@@ -30,7 +28,6 @@ const run: Record<Operation, (rt: Runtime, id: string, ctx: Context) => Promise<
   kill: (rt, id) => rt.operator.kill(id),
   pause: (rt, id) => rt.operator.pause(id),
   resume: (rt, id, ctx) => rt.operator.resume(id, deploymentQuery(ctx)),
-  'retry-now': (rt, id) => rt.operator.retryNow(id),
   purge: (rt, id) => rt.operator.purge(id),
   'purge-journal': (rt, id) => rt.operator.purgeJournal(id),
 };

@@ -145,8 +145,11 @@ export function pause(rt: OperatorDeps, id: string): Promise<Outcome> {
 }
 
 /**
- * Resume a paused invocation. With a deployment, a paused or suspended invocation that is
- * pinned moves to that deployment first (its next attempt runs there).
+ * Resume a paused invocation; a backing-off one retries at once ("If the invocation is backing
+ * off due to a retry, this will immediately trigger the retry", the reference's admin API): it
+ * takes its `timerDue` now and its retry timer goes in the same commit, as if it had fired.
+ * With a deployment, a paused or suspended invocation that is pinned moves to that deployment
+ * first (its next attempt runs there).
  */
 export async function resume(rt: OperatorDeps, id: string, deployment?: DeploymentChoice): Promise<Outcome> {
   if (deployment?.kind === 'id' && !rt.registry.getDeployment(deployment.id)) throw deploymentNotFound(deployment.id);
@@ -163,21 +166,12 @@ export async function resume(rt: OperatorDeps, id: string, deployment?: Deployme
       if (to !== deploymentId) events.push({ type: 'pinDeployment', deploymentId: to, now });
     }
     if (host.status === 'paused') events.push({ type: 'resume', now });
+    if (host.status === 'backingOff') {
+      await host.commit({ events: [{ type: 'timerDue', now }], write: { timersRemove: [timerKey.retry(id)] } });
+      return 'done';
+    }
     if (events.length === 0) return 'noop';
     await host.commit({ events });
-    return 'done';
-  });
-}
-
-/**
- * Retry now (a redstate extension of the admin API): a backing-off invocation starts its next
- * attempt at once, as if its retry timer had fired; the timer goes in the same commit.
- */
-export function retryNow(rt: OperatorDeps, id: string): Promise<Outcome> {
-  const notBackingOff = 'is not backing off, there is no retry to start now.';
-  return withInvocation(rt, id, notBackingOff, async (host) => {
-    if (host.status !== 'backingOff') throw new Conflict(`The invocation '${id}' ${notBackingOff}`);
-    await host.commit({ events: [{ type: 'timerDue', now: rt.now() }], write: { timersRemove: [timerKey.retry(id)] } });
     return 'done';
   });
 }
@@ -313,7 +307,6 @@ export function operatorActions(deps: OperatorDeps) {
     kill: (id: string) => kill(deps, id),
     pause: (id: string) => pause(deps, id),
     resume: (id: string, deployment?: DeploymentChoice) => resume(deps, id, deployment),
-    retryNow: (id: string) => retryNow(deps, id),
     purge: (id: string) => purge(deps, id),
     purgeJournal: (id: string) => purgeJournal(deps, id),
     restartAsNew: (id: string, opts?: RestartOptions) => restartAsNew(deps, id, opts),

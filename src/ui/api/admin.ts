@@ -69,8 +69,7 @@ export const registerDeployment = (body: RegisterDeployment) =>
 
 export const removeDeployment = (id: string) => request<void>('DELETE', `/deployments/${encodeURIComponent(id)}?force=true`);
 
-/** `retry-now` is redstate's own (src/admin/routes/invocations.ts). */
-export type InvocationAction = 'cancel' | 'kill' | 'pause' | 'resume' | 'retry-now' | 'purge' | 'restart-as-new';
+export type InvocationAction = 'cancel' | 'kill' | 'pause' | 'resume' | 'purge' | 'restart-as-new';
 
 export const invocationAction = (id: string, action: InvocationAction) =>
   request<{ new_invocation_id?: string } | undefined>('PATCH', `/invocations/${encodeURIComponent(id)}/${action}`);

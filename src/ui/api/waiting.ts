@@ -5,7 +5,7 @@
  * waits (a retry or a scheduled start at a time, a key's lock held by another, an operator's
  * resume). From sys_invocation, sys_journal (read by id) and sys_keyed_service_status.
  */
-import { itemOf, type JournalItem } from '../invocation/journal-entries';
+import { itemOf, type JournalItem } from './journal';
 import { toMs } from '../format';
 import { query, sqlList } from './query';
 

@@ -11,7 +11,7 @@ import { Ago } from '../components/Ago';
 import { formatDuration, formatTime, toMs } from '../format';
 import { stateWord } from '../graph/words';
 import { useNow } from '../hooks/clock';
-import type { JournalItem } from './journal-entries';
+import type { JournalItem } from '../api/journal';
 import { timeInStates, timelineModel, type TimelineRow } from './timeline-model';
 import { toneOf } from './tone';
 import type { HistoryRow } from './use-history';

@@ -5,7 +5,7 @@
  */
 import type { InvocationRow } from '../api/invocations';
 import { shownStatus } from '../api/outcome';
-import type { JournalItem } from './journal-entries';
+import type { JournalItem } from '../api/journal';
 import type { HistoryRow } from './use-history';
 
 export function invocationExport(inv: InvocationRow, journal: JournalItem[], history: HistoryRow[]) {

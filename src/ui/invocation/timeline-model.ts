@@ -3,7 +3,7 @@
  * (the notification that completes it), each notification no command waits for on its own,
  * and the invocation's lifecycle (the states of its path, one after the other).
  */
-import type { JournalItem } from './journal-entries';
+import type { JournalItem } from '../api/journal';
 import type { HistoryRow } from './use-history';
 
 export interface TimelineRow {

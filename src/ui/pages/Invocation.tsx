@@ -17,7 +17,7 @@ import { useLoad } from '../hooks/use-load';
 import { Actions } from '../invocation/Actions';
 import { downloadExport, invocationExport } from '../invocation/export';
 import { Failures } from '../invocation/Failures';
-import { loadJournal } from '../invocation/journal-entries';
+import { loadJournal } from '../api/journal';
 import { PathView } from '../invocation/PathView';
 import { RequestTree } from '../invocation/RequestTree';
 import { Timeline } from '../invocation/Timeline';

@@ -97,7 +97,7 @@ export function ServiceKeys({ name }: { name: string }) {
   const ty = service.data?.ty;
   const runHandler = service.data?.handlers.find((h) => h.ty === 'Workflow')?.name;
   const mine = (c: LiveChange) =>
-    c.invocations.some((i) => i.target?.service === name || i.target === undefined) ||
+    c.invocations.some((i) => i.target?.service === name) ||
     c.objects.some((o) => o.service === name) ||
     c.state.some((s) => s.service === name) ||
     c.promises.some((p) => p.service === name) ||

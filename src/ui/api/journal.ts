@@ -5,7 +5,7 @@
  * arrays of byte numbers; a call names its callee (target and id) inside its `request`, which
  * is where this reads them (the `invoked_*` columns stay empty for v2 journals, as Restate's).
  */
-import { query, sqlString } from '../api/query';
+import { query, sqlString } from './query';
 import { decodeBytes, toMs } from '../format';
 
 interface JournalRow {
