@@ -163,6 +163,8 @@ for (const store of storeKinds) {
     );
     await page.waitForSelector('.page-head .badge.s-killed', TIMEOUT);
     await page.waitForSelector('#failure h2 >> text=Killed', TIMEOUT);
+    // The request tree follows live too.
+    await page.waitForSelector('#tree li.current .badge.s-killed', TIMEOUT);
     await screenshot(t, page, `ui-${store}-path-follows-kill`);
 
     // The list counts its retries as the page does, and says how long it ran.
@@ -259,6 +261,7 @@ for (const store of storeKinds) {
     const body = page.locator('form[aria-label="playground place"] textarea[name=body]');
     await body.waitFor(TIMEOUT);
     t.deepEqual(JSON.parse(await body.inputValue()), { item: 'book', quantity: 1 });
+    await page.waitForSelector('#health tr[data-handler="Orders/place"]', TIMEOUT);
 
     const settings = page.locator('#settings');
     await settings.locator('button >> text=Edit').click();
