@@ -8,6 +8,7 @@ import { AdminTextError } from './errors.js';
 import { checkDeploymentId } from '../registry/deployment-id.js';
 import { DurationParseError, parseDuration } from '../registry/durations.js';
 import type { DeploymentPatch, RegisterRequest, ServicePatch } from '../registry/registry.js';
+import type { RetryPolicy } from '../registry/types.js';
 import { normaliseUri } from '../registry/uri.js';
 import { describeUnexpected, type JsonDocument, type JsonNode } from '../http/serde-json.js';
 
@@ -141,6 +142,45 @@ const DURATION_FIELDS = {
   abort_timeout: 'abortTimeout',
 } as const satisfies Record<string, keyof ServicePatch>;
 
+/**
+ * `retry_policy` of PATCH /services/{name}, a redstate extension (Restate 1.7.12 sets a retry
+ * policy only from the service's code): any of `initial_interval`, `max_interval` (durations),
+ * `exponentiation_factor` (≥ 1), `max_attempts` (≥ 1, null for no limit), `on_max_attempts`
+ * (`Pause` | `Kill`). Fields left out, or null but for `max_attempts`, stay as they are.
+ */
+function decodeRetryPolicy(doc: JsonDocument, node: JsonNode): Partial<RetryPolicy> {
+  const field = (name: string) => `retry_policy.${name}`;
+  if (node.kind !== 'object') throw fieldError(doc, 'retry_policy', `invalid type: ${describeUnexpected(node)}, expected struct RetryPolicy`, node.at);
+  const policy: Partial<RetryPolicy> = {};
+  for (const [key, value] of node.entries) {
+    if (value.kind === 'null') {
+      if (key === 'max_attempts') policy.maxAttempts = null;
+      continue;
+    }
+    if (key === 'initial_interval' || key === 'max_interval') {
+      if (value.kind !== 'string') throw fieldError(doc, field(key), `invalid type: ${describeUnexpected(value)}, expected a string`, value.at);
+      try {
+        policy[key === 'initial_interval' ? 'initialInterval' : 'maxInterval'] = parseDuration(value.value);
+      } catch (err) {
+        if (err instanceof DurationParseError) throw fieldError(doc, field(key), err.message, value.at);
+        throw err;
+      }
+    } else if (key === 'exponentiation_factor') {
+      if (value.kind !== 'number' || value.value < 1) throw fieldError(doc, field(key), `invalid value: ${describeUnexpected(value)}, expected a number of at least 1`, value.at);
+      policy.exponentiationFactor = value.value;
+    } else if (key === 'max_attempts') {
+      if (value.kind !== 'number' || !value.integer || value.value < 1) throw fieldError(doc, field(key), `invalid value: ${describeUnexpected(value)}, expected a positive integer or null`, value.at);
+      policy.maxAttempts = value.value;
+    } else if (key === 'on_max_attempts') {
+      if (value.kind !== 'string' || (value.value !== 'Pause' && value.value !== 'Kill')) {
+        throw fieldError(doc, field(key), `invalid value: ${describeUnexpected(value)}, expected \`Pause\` or \`Kill\``, value.at);
+      }
+      policy.onMaxAttempts = value.value;
+    }
+  }
+  return policy;
+}
+
 /** `ModifyServiceRequest` (§3.4): a struct, so errors name the field; unknown fields are ignored. */
 export function decodeModifyService(doc: JsonDocument): ServicePatch {
   const root = doc.root;
@@ -150,10 +190,14 @@ export function decodeModifyService(doc: JsonDocument): ServicePatch {
   const patch: ServicePatch = {};
   const seen = new Set<string>();
   for (const [key, value] of root.entries) {
-    if (key !== 'public' && !(key in DURATION_FIELDS)) continue;
+    if (key !== 'public' && key !== 'retry_policy' && !(key in DURATION_FIELDS)) continue;
     if (seen.has(key)) throw fieldError(doc, undefined, `duplicate field \`${key}\``, value.at);
     seen.add(key);
     if (value.kind === 'null') continue;
+    if (key === 'retry_policy') {
+      patch.retryPolicy = decodeRetryPolicy(doc, value);
+      continue;
+    }
     if (key === 'public') {
       if (value.kind !== 'bool') throw fieldError(doc, key, `invalid type: ${describeUnexpected(value)}, expected a boolean`, value.at);
       patch.public = value.value;

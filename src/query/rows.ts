@@ -15,7 +15,7 @@ import { readInvocation, RecordKind, type PromiseRecord } from '../model/persist
 import { negotiatedVersion } from '../protocol/versions.js';
 import { partitionOfId, partitionOfTarget, targetPartitionKey } from '../model/partitioning.js';
 import { splitStoredService, storedService } from '../model/state-owner.js';
-import type { HistoryEntry, JournalEntry, Store } from '../store/types.js';
+import type { HistoryEntry, HistoryFailure, JournalEntry, Store } from '../store/types.js';
 import type { RowSource } from './engine.js';
 import {
   inboxRows,
@@ -380,7 +380,20 @@ function transitionRows(id: string, history: HistoryEntry[]): Row[] {
     to_state: h.to,
     at: h.at,
     attempt: BigInt(h.attempt),
+    failure_json: h.failure ? JSON.stringify(transientErrorJson(h.failure)) : null,
   }));
+}
+
+/** An attempt's failure as sys_journal_events' `TransientError` gives it (and the transitions' `failure_json`). */
+function transientErrorJson(f: HistoryFailure) {
+  return {
+    error_code: f.code,
+    error_message: f.message,
+    ...(f.stacktrace ? { error_stacktrace: f.stacktrace } : {}),
+    ...(f.relatedCommandIndex !== undefined ? { related_command_index: f.relatedCommandIndex } : {}),
+    ...(f.relatedCommandName ? { related_command_name: f.relatedCommandName } : {}),
+    restate_doc_error_code: f.errorCode ?? 'RT0007',
+  };
 }
 
 /**
@@ -396,15 +409,7 @@ function journalEventRows(inv: LoadedInvocation): Array<Record<string, unknown>>
     {
       ...base,
       event_type: 'TransientError',
-      event_json: JSON.stringify({
-        ty: 'TransientError',
-        error_code: f.code,
-        error_message: f.message,
-        ...(f.stacktrace ? { error_stacktrace: f.stacktrace } : {}),
-        ...(f.relatedCommandIndex !== undefined ? { related_command_index: f.relatedCommandIndex } : {}),
-        ...(f.relatedCommandName ? { related_command_name: f.relatedCommandName } : {}),
-        restate_doc_error_code: f.errorCode ?? 'RT0007',
-      }),
+      event_json: JSON.stringify({ ty: 'TransientError', ...transientErrorJson(f) }),
     },
   ];
   if (inv.value === 'paused') rows.push({ ...base, event_type: 'Paused', event_json: JSON.stringify({ ty: 'Paused' }) });

@@ -124,7 +124,10 @@ const PUBLIC_SPECS: Record<string, string> = {
 /**
  * redstate's own tables, beside the reference's: `sys_invocation_transitions` is each
  * invocation's machine history (design.md, "Visualisation"; store `readHistory`), `index`
- * counting the entries still kept, `from_state` null and `event` `xstate.init` for the first.
+ * counting the entries still kept, `from_state` null and `event` `xstate.init` for the first,
+ * `failure_json` the failure of each `attemptFailed` (in sys_journal_events' `TransientError`
+ * shape: `error_code`, `error_message`, `error_stacktrace`, `related_command_*`,
+ * `restate_doc_error_code`).
  * `sys_subscription_progress` is each subscription's consumer (src/subscriptions/): messages
  * acknowledged, invocations in flight, the broker's count of messages not yet acknowledged
  * (`lag`), messages per second over the last 10 s, the last position and failure.
@@ -133,7 +136,7 @@ const PUBLIC_SPECS: Record<string, string> = {
  * them all, without a lease.
  */
 const REDSTATE_SPECS: Record<string, string> = {
-  sys_invocation_transitions: 'id:utf8 index:u64 from_state:utf8 event:utf8 to_state:utf8 at:ts attempt:u64',
+  sys_invocation_transitions: 'id:utf8 index:u64 from_state:utf8 event:utf8 to_state:utf8 at:ts attempt:u64 failure_json:utf8',
   sys_partitions: 'partition_id:u32! node_id:utf8 epoch:u64! lease_expires_at:ts',
   sys_subscription_progress:
     'id:utf8 source:utf8 sink:utf8 status:utf8 delivered:u64 in_flight:u64 lag:u64 messages_per_second:u64 ' +

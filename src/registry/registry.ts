@@ -15,7 +15,7 @@ import { confirmed } from '../store/confirmed.js';
 import { newDeploymentId } from './deployment-id.js';
 import { emptyExtras, extrasFromDoc, type RegistryExtras } from './extras.js';
 import { servicesFromManifest } from './from-manifest.js';
-import type { Deployment, EffectiveHandler, ServiceMeta } from './types.js';
+import type { Deployment, EffectiveHandler, RetryPolicy, ServiceMeta } from './types.js';
 import { normaliseUri, sameEndpoint } from './uri.js';
 import { recordHandlerLookup } from '../telemetry/metrics.js';
 
@@ -51,6 +51,8 @@ export interface ServicePatch {
   workflowCompletionRetention?: number;
   inactivityTimeout?: number;
   abortTimeout?: number;
+  /** A redstate extension: Restate's ModifyServiceRequest has no retry policy. */
+  retryPolicy?: Partial<RetryPolicy>;
 }
 
 export type DiscoverFn = (uri: string, opts: DiscoverOptions) => Promise<DiscoveryResult>;
@@ -274,6 +276,7 @@ export class Registry {
       if (patch.journalRetention !== undefined) service.journalRetention = patch.journalRetention;
       if (patch.inactivityTimeout !== undefined) service.inactivityTimeout = patch.inactivityTimeout;
       if (patch.abortTimeout !== undefined) service.abortTimeout = patch.abortTimeout;
+      if (patch.retryPolicy !== undefined) service.retryPolicy = { ...service.retryPolicy, ...patch.retryPolicy };
       const deploymentId = latest.deployment.id;
       await this.commit(
         this.deployments.map((d) =>

@@ -85,6 +85,20 @@ export interface HistoryEntry {
   at: number;
   /** The invocation's retry count at that moment. */
   attempt: number;
+  /** What the attempt failed with, on `attemptFailed` entries: every failure, not only the last. */
+  failure?: HistoryFailure;
+}
+
+/** An attempt's failure as the history keeps it. */
+export interface HistoryFailure {
+  code: number;
+  message: string;
+  stacktrace?: string;
+  /** The command the SDK was at (its index among the commands), when it said. */
+  relatedCommandIndex?: number;
+  relatedCommandName?: string;
+  /** Restate's doc code of the failure kind, e.g. RT0007. */
+  errorCode?: string;
 }
 
 /** A store keeps only the last this many history entries of an invocation. */

@@ -7,8 +7,11 @@ import { Invocations } from './pages/Invocations';
 import { ObjectKey } from './pages/ObjectKey';
 import { Overview } from './pages/Overview';
 import { Service } from './pages/Service';
+import { ServiceKeys } from './pages/ServiceKeys';
+import { ServiceState } from './pages/ServiceState';
 import { Services } from './pages/Services';
 import { Sql } from './pages/Sql';
+import { Waiting } from './pages/Waiting';
 
 function NotFound() {
   return (
@@ -32,6 +35,9 @@ export function App() {
             <Route path="/ui/invocations/:id" component={({ id }: { id: string }) => <Invocation key={id} id={id} />} />
             <Route path="/ui/services" component={Services} />
             <Route path="/ui/services/:name" component={({ name }: { name: string }) => <Service key={name} name={decodeURIComponent(name)} />} />
+            <Route path="/ui/services/:name/keys" component={({ name }: { name: string }) => <ServiceKeys key={name} name={decodeURIComponent(name)} />} />
+            <Route path="/ui/services/:name/state" component={({ name }: { name: string }) => <ServiceState key={name} name={decodeURIComponent(name)} />} />
+            <Route path="/ui/waiting" component={Waiting} />
             <Route path="/ui/deployments" component={Deployments} />
             <Route
               path="/ui/objects/:service/:objectKey"

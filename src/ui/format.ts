@@ -21,16 +21,25 @@ export function formatTime(value: unknown): string {
   return d.toDateString() === new Date().toDateString() ? time : `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${time}`;
 }
 
+/**
+ * `850 ms`, `4.25 s`, `12.3 s`, `2 min 5 s`, `3 h 12 min`, `2 d 4 h`. Each unit is cut, not
+ * rounded, so a value never reads as a full next unit ("2 min 60 s").
+ */
 export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
-  if (ms < 3_600_000) return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
-  return `${Math.floor(ms / 3_600_000)} h ${Math.round((ms % 3_600_000) / 60_000)} min`;
+  if (ms < 1000) return `${Math.floor(ms)} ms`;
+  if (ms < 10_000) return `${(Math.floor(ms / 10) / 100).toFixed(2)} s`;
+  if (ms < 60_000) return `${(Math.floor(ms / 100) / 10).toFixed(1)} s`;
+  const s = Math.floor(ms / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  if (s < 86_400) return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  return `${Math.floor(s / 86_400)} d ${Math.floor((s % 86_400) / 3600)} h`;
 }
 
-export function ago(value: unknown, now = Date.now()): string {
+/** A past moment as "… ago", a future one as "in …". */
+export function relative(value: unknown, now: number): string {
   const ms = toMs(value);
-  return ms === undefined ? '—' : `${formatDuration(Math.max(0, now - ms))} ago`;
+  if (ms === undefined) return '—';
+  return ms <= now ? `${formatDuration(now - ms)} ago` : `in ${formatDuration(ms - now)}`;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });

@@ -3,7 +3,8 @@
  * (reference-behavior.md §3.1, §3.4, §3.5): restart-as-new (with and without a journal
  * prefix), purge-journal, POST /services/{name}/state (queued behind a running exclusive
  * invocation, version checks, across a SIGKILL), service settings taking effect on new
- * invocations, and GET /openapi.
+ * invocations, and GET /openapi; resume retrying a backing-off invocation at once, redstate's
+ * retry-policy settings, and every attempt's failure kept in the history across a SIGKILL.
  */
 import anyTest, { type TestFn } from 'ava';
 import { startService, type StartedService } from '../support/sdk-service.js';
@@ -236,6 +237,36 @@ for (const store of storeKinds) {
   });
 
   // Serial tests run before the concurrent ones, so changing Durable's settings disturbs nobody.
+  test.serial(`${store}: resume starts a backing-off invocation's next attempt at once; each failure stays in the history across a SIGKILL`, async (t) => {
+    const { stack } = t.context[store]!;
+    const policy = async (retry_policy: unknown) => (JSON.parse((await stack.admin.patch('services/Durable', { json: { retry_policy } })).body) as { retry_policy: unknown }).retry_policy;
+    const before = await policy({});
+    await policy({ initial_interval: '1h', max_interval: '1h' });
+    const id = await send(stack, 'Durable/flaky', { tag: `resume-backoff-${store}`, times: 1 });
+    await policy(before);
+    const status = async () => (await query(stack, `SELECT status FROM sys_invocation WHERE id = '${id}'`))[0]?.['status'];
+    await waitFor(async () => (await status()) === 'backing-off', 10_000);
+
+    await stack.server.kill();
+    await stack.redis?.restart({ kill: true });
+    await stack.server.restart();
+    const failures = await query(stack, `SELECT attempt, failure_json FROM sys_invocation_transitions WHERE id = '${id}' AND event = 'attemptFailed'`);
+    t.is(failures.length, 1);
+    t.like(JSON.parse(String(failures[0]?.['failure_json'])), { error_code: 500, error_message: 'flaky failure attempt 1', restate_doc_error_code: 'RT0007' });
+    t.is(await status(), 'backing-off', 'the hour-long backoff still holds');
+
+    // The reference's admin API: "If the invocation is backing off due to a retry, this will immediately trigger the retry."
+    const now = await stack.admin.patch(`invocations/${id}/resume`);
+    t.is(now.statusCode, 200, now.body);
+    t.is((await stack.ingress.get(`restate/attach/${id}`)).body, '"ok after 2"');
+    const path = await query(stack, `SELECT from_state, event, to_state FROM sys_invocation_transitions WHERE id = '${id}' ORDER BY index`);
+    t.deepEqual(path.slice(-3).map((r) => `${r['from_state']} ${r['event']} ${r['to_state']}`), ['running attemptFailed backingOff', 'backingOff timerDue running', 'running complete completed']);
+
+    const again = await stack.admin.patch(`invocations/${id}/resume`);
+    t.is(again.statusCode, 409);
+    t.is(again.body, `{"message":"The invocation '${id}' is completed, cannot be resumed.","restate_code":null}`);
+  });
+
   test.serial(`${store}: PATCH /services settings apply to new invocations`, async (t) => {
     const { stack } = t.context[store]!;
     const patch = (json: unknown) => stack.admin.patch('services/Durable', { json });

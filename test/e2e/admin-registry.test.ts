@@ -262,6 +262,29 @@ test('PATCH /services: normalised durations, public, no new revision; re-registr
   t.like(json(await admin.call('GET', 'services/Signup')), { revision: 2, idempotency_retention: '1d', inactivity_timeout: '1m' });
 });
 
+test('PATCH /services retry_policy (a redstate extension): the fields given change, new invocations get them; bad values are 422', async (t) => {
+  const admin = await startAdmin(t);
+  await admin.register({ uri: h2.url });
+  const patched = await admin.call('PATCH', 'services/Greeter', { retry_policy: { initial_interval: '2s', max_attempts: 4, on_max_attempts: 'Kill' } });
+  t.is(patched.statusCode, 200, patched.body);
+  t.deepEqual(json(patched)['retry_policy'], { initial_interval: '2s', exponentiation_factor: 2.0, max_attempts: 4, max_interval: '1m', on_max_attempts: 'Kill' });
+  t.like(admin.registry.resolveHandler('Greeter', 'greet')?.retryPolicy, { initialInterval: 2000, maxAttempts: 4, onMaxAttempts: 'Kill' });
+  const unlimited = json(await admin.call('PATCH', 'services/Greeter', { retry_policy: { max_attempts: null, exponentiation_factor: 1.5 } }));
+  t.like(unlimited['retry_policy'], { initial_interval: '2s', exponentiation_factor: 1.5, max_attempts: null });
+  const bad = async (retry_policy: unknown, message: RegExp) => {
+    const r = await admin.call('PATCH', 'services/Greeter', { retry_policy });
+    t.is(r.statusCode, 422, r.body);
+    t.true(isText(r));
+    t.regex(r.body, message);
+  };
+  await bad('fast', /retry_policy: invalid type: string "fast", expected struct RetryPolicy/);
+  await bad({ initial_interval: 'soon' }, /retry_policy\.initial_interval: failed to parse/);
+  await bad({ max_attempts: 0 }, /retry_policy\.max_attempts: invalid value: integer `0`, expected a positive integer or null/);
+  await bad({ exponentiation_factor: 0.5 }, /retry_policy\.exponentiation_factor: invalid value/);
+  await bad({ on_max_attempts: 'Explode' }, /retry_policy\.on_max_attempts: invalid value: string "Explode", expected `Pause` or `Kill`/);
+  t.is(json(await admin.call('GET', 'services/Greeter'))['retry_policy']['exponentiation_factor'], 1.5, 'a refused patch changes nothing');
+});
+
 test('PATCH /deployments: headers in place, a new URI is rediscovered', async (t) => {
   const admin = await startAdmin(t);
   const id = json(await admin.register({ uri: h2.url }))['id'];

@@ -98,3 +98,15 @@ test("the CLI's Arrow count and detail query", async (t) => {
   t.like(detail, { id: t.context.ids.greet, status: 'completed', pinned_deployment_exists: true });
   t.regex(String(detail!.state_modified_at), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z$/);
 });
+
+test('JSON answers name their columns in order (x-redstate-columns), also those NULL in every row', async (t) => {
+  const res = await t.context.admin.post('query', {
+    json: { query: 'SELECT target, CAST(NULL AS VARCHAR) AS "no, value", status FROM sys_invocation LIMIT 1' },
+    headers: { accept: 'application/json' },
+  });
+  t.is(res.statusCode, 200);
+  t.deepEqual(Object.keys((JSON.parse(res.body) as { rows: Array<Record<string, unknown>> }).rows[0]!), ['target', 'status']);
+  t.deepEqual(String(res.headers['x-redstate-columns']).split(',').map(decodeURIComponent), ['target', 'no, value', 'status']);
+  const arrow = await t.context.admin.post('query', { json: { query: 'SELECT 1 AS one' } });
+  t.is(arrow.headers['x-redstate-columns'], undefined, 'only beside JSON rows');
+});

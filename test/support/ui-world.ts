@@ -40,16 +40,19 @@ export function uiWorld(test: TestFn<UiWorld>): void {
 
 /**
  * A page of the UI on this store's server; uncaught errors in the page fail the test.
- * `initScript` runs in the page before any of its own scripts.
+ * `initScript` runs in the page before any of its own scripts; `clockAt` fakes its clock.
  */
 export async function openPage(
   t: ExecutionContext<UiWorld>,
   store: StoreKind,
   path: string,
-  opts: { colorScheme?: 'light' | 'dark'; initScript?: string } = {},
+  opts: { colorScheme?: 'light' | 'dark'; initScript?: string; clockAt?: number } = {},
 ): Promise<Page> {
-  const page = await t.context.browser.page(opts);
+  // A faked clock is its context's: such a page gets a context of its own.
+  const page = await t.context.browser.page({ ...opts, ownContext: opts.clockAt !== undefined });
   if (opts.initScript) await page.addInitScript(opts.initScript);
+  // The page's clock starts there (playwright's fake timers), for tests of relative times.
+  if (opts.clockAt !== undefined) await page.clock.install({ time: opts.clockAt });
   const fail = (err: Error) => t.fail(`error in the page: ${err.message}`);
   page.on('pageerror', fail);
   t.teardown(async () => {

@@ -32,7 +32,7 @@ test('a new invocation starts its history with xstate.init from nothing to its f
   t.is(historyEntries(undefined, [{ event: { type: 'xstate.init', now: 1000 }, snapshot: scheduled }])[0]?.to, 'scheduled');
 });
 
-test('each event the machine takes is one entry, with its time and the retry count it left', (t) => {
+test('each event the machine takes is one entry, with its time, the retry count it left and an attempt\'s failure', (t) => {
   const [running] = invocationSteps.initial(input);
   const failure = { code: 500, message: 'boom' };
   const steps = run(running, [
@@ -47,7 +47,7 @@ test('each event the machine takes is one entry, with its time and the retry cou
     { from: 'running', event: 'pinDeployment', to: 'running', at: 1001, attempt: 0 },
     { from: 'running', event: 'suspend', to: 'suspended', at: 1002, attempt: 0 },
     { from: 'suspended', event: 'wake', to: 'running', at: 1003, attempt: 0 },
-    { from: 'running', event: 'attemptFailed', to: 'backingOff', at: 1004, attempt: 1 },
+    { from: 'running', event: 'attemptFailed', to: 'backingOff', at: 1004, attempt: 1, failure },
     { from: 'backingOff', event: 'timerDue', to: 'running', at: 1014, attempt: 1 },
     { from: 'running', event: 'complete', to: 'completed', at: 1020, attempt: 1 },
   ]);
@@ -63,4 +63,12 @@ test('events the machine does not take leave no entry', (t) => {
   ]);
   t.deepEqual(historyEntries(running, steps), [{ from: 'running', event: 'kill', to: 'completed', at: 1003, attempt: 0 }]);
   t.deepEqual(historyEntries(running, []), []);
+});
+
+test('an attempt failure keeps what the UI lists of it, with a long stack trace cut', (t) => {
+  const [running] = invocationSteps.initial(input);
+  const failure = { code: 500, message: 'boom', stacktrace: 'x'.repeat(10_000), relatedCommandIndex: 2, relatedCommandName: 'step', errorCode: 'RT0007', nextRetryDelay: 5 };
+  const [entry] = historyEntries(running, run(running, [{ type: 'attemptFailed', failure, now: 1001 }]));
+  t.deepEqual({ ...entry?.failure, stacktrace: undefined }, { code: 500, message: 'boom', stacktrace: undefined, relatedCommandIndex: 2, relatedCommandName: 'step', errorCode: 'RT0007' });
+  t.is(entry?.failure?.stacktrace?.length, 4096 + 2);
 });

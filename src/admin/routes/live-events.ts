@@ -7,7 +7,6 @@
  * Each message is JSON `LiveChange`. A client that reconnects may have missed changes: it
  * reloads what it shows (the browser's EventSource reconnects by itself after `retry` ms).
  */
-import { PassThrough } from 'node:stream';
 import type Router from '@koa/router';
 import { statusOf, type InvocationContext } from '../../../machines/invocation.js';
 import type { ObjectKeyContext } from '../../../machines/object-key.js';
@@ -24,6 +23,8 @@ export interface LiveInvocation {
   state?: string;
   status?: string;
   target?: InvocationContext['target'];
+  /** The invocation that called or sent this one (sys_invocation.invoked_by_id). */
+  parent?: string;
   modifiedAt?: number;
   retryCount?: number;
   /** The history entries this commit appended. */
@@ -51,8 +52,9 @@ const PING_MS = 15_000;
 function invocationOf(inv: StoreChange['invocations'][number]): LiveInvocation {
   const snapshot = inv.snapshot as { value?: string; context?: InvocationContext } | undefined;
   if (!snapshot?.value || !snapshot.context) return { id: inv.id, history: inv.history };
-  const { target, modifiedAt, retryCount } = snapshot.context;
-  return { id: inv.id, state: snapshot.value, status: statusOf(snapshot.value), target, modifiedAt, retryCount, history: inv.history };
+  const { target, modifiedAt, retryCount, parent, caller } = snapshot.context;
+  const by = parent?.invocationId ?? caller?.invocationId;
+  return { id: inv.id, state: snapshot.value, status: statusOf(snapshot.value), target, ...(by ? { parent: by } : {}), modifiedAt, retryCount, history: inv.history };
 }
 
 export function liveChangeOf(change: StoreChange): LiveChange {
@@ -72,32 +74,37 @@ export function liveChangeOf(change: StoreChange): LiveChange {
   return out;
 }
 
-/** `stopping` ends every stream (the server stops: they would hold its graceful stop up). */
+/**
+ * `stopping` ends every stream (the server stops: they would hold its graceful stop up).
+ *
+ * The route writes to the socket itself (`ctx.respond = false`) rather than handing Koa a
+ * stream to pipe: a client that goes away (a closed tab) is the normal end of an event
+ * stream, which Koa's pipe would report as an error, with its stack on stderr.
+ */
 export function liveEventRoutes(store: ObservedStore, stopping: AbortSignal): (router: Router) => void {
   return (router) => {
     router.get('/events', (ctx) => {
-      const stream = new PassThrough();
+      const res = ctx.res;
       ctx.req.socket.setTimeout(0);
       ctx.req.socket.setNoDelay(true);
-      ctx.status = 200;
-      ctx.set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
-      ctx.body = stream;
+      ctx.respond = false;
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
       const write = (text: string) => {
-        if (stream.writableLength > MAX_BUFFERED) stream.end();
-        else stream.write(text);
+        if (res.writableEnded || res.destroyed) return;
+        if (res.writableLength > MAX_BUFFERED) res.end();
+        else res.write(text);
       };
       // Sent at once, so the client knows it is connected before the first change.
       write('retry: 1000\n: connected\n\n');
       const unsubscribe = store.subscribe((change) => write(`data: ${JSON.stringify(liveChangeOf(change))}\n\n`));
       const ping = setInterval(() => write(': ping\n\n'), PING_MS);
-      const end = () => stream.end();
+      const end = () => res.end();
       const stop = () => {
         unsubscribe();
         clearInterval(ping);
         stopping.removeEventListener('abort', end);
       };
-      ctx.req.once('close', stop);
-      stream.once('close', stop);
+      res.once('close', stop);
       if (stopping.aborted) end();
       else stopping.addEventListener('abort', end);
     });

@@ -16,6 +16,9 @@ import { describeUnexpected, type JsonDocument } from '../../http/serde-json.js'
 
 const DESERIALIZE = 'Failed to deserialize the JSON body into the target type: ';
 
+/** The result's column names, in order, beside JSON rows. */
+export const COLUMNS_HEADER = 'x-redstate-columns';
+
 /** `QueryRequest { query: String }`, with serde's errors; unknown fields are ignored. */
 export function decodeQueryRequest(doc: JsonDocument): string {
   const fail = (message: string, at: number) => {
@@ -50,6 +53,9 @@ export function queryRoutes(deps: QueryRouteDeps): (router: Router) => void {
       // Streamed, chunked, as the reference sends it; the size was bounded while the result was read.
       if (ctx.get('accept') === 'application/json') {
         ctx.set('content-type', 'application/json');
+        // JSON rows leave NULL columns out, so they cannot say the SELECT's column order; the
+        // web UI's SQL console reads it here (a redstate extension: URI-encoded, comma-separated).
+        ctx.set(COLUMNS_HEADER, result.columns.map((c) => encodeURIComponent(c.name)).join(','));
         ctx.body = jsonStream(result);
       } else {
         ctx.set('content-type', 'application/vnd.apache.arrow.stream');

@@ -6,13 +6,31 @@
  * so the history holds each committed transition exactly once: a commit that fails stores
  * none of its entries, and an event replayed after a restart was never stored before.
  */
-import type { HistoryEntry } from '../../store/types.js';
+import type { AttemptFailure } from '../../../machines/invocation.js';
+import type { HistoryEntry, HistoryFailure } from '../../store/types.js';
 import type { InvocationSnapshot } from './snapshots.js';
 
 /** One machine event with the snapshot it led to; the initial step's event is `xstate.init`. */
 export interface SteppedEvent {
-  event: { type: string; now: number };
+  event: { type: string; now: number; failure?: AttemptFailure | undefined };
   snapshot: InvocationSnapshot;
+}
+
+/**
+ * A stack trace past this is cut: the history keeps its last 200 entries, and an invocation
+ * that retries forever fills them with failures, each stored with every later commit's read.
+ */
+const MAX_STACKTRACE = 4096;
+
+function failureOf(f: AttemptFailure): HistoryFailure {
+  return {
+    code: f.code,
+    message: f.message,
+    ...(f.stacktrace ? { stacktrace: f.stacktrace.length > MAX_STACKTRACE ? `${f.stacktrace.slice(0, MAX_STACKTRACE)}\n…` : f.stacktrace } : {}),
+    ...(f.relatedCommandIndex !== undefined ? { relatedCommandIndex: f.relatedCommandIndex } : {}),
+    ...(f.relatedCommandName ? { relatedCommandName: f.relatedCommandName } : {}),
+    ...(f.errorCode ? { errorCode: f.errorCode } : {}),
+  };
 }
 
 /** `from` is the snapshot the steps started from; undefined for a new invocation. */
@@ -28,6 +46,7 @@ export function historyEntries(from: InvocationSnapshot | undefined, steps: Step
         to: String(snapshot.value),
         at: event.now,
         attempt: snapshot.context.retryCount,
+        ...(event.type === 'attemptFailed' && event.failure ? { failure: failureOf(event.failure) } : {}),
       });
     }
     previous = snapshot;

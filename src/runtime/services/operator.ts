@@ -147,8 +147,11 @@ export function pause(rt: OperatorDeps, id: string): Promise<Outcome> {
 }
 
 /**
- * Resume a paused invocation. With a deployment, a paused or suspended invocation that is
- * pinned moves to that deployment first (its next attempt runs there).
+ * Resume a paused invocation; a backing-off one retries at once ("If the invocation is backing
+ * off due to a retry, this will immediately trigger the retry", the reference's admin API): it
+ * takes its `timerDue` now and its retry timer goes in the same commit, as if it had fired.
+ * With a deployment, a paused or suspended invocation that is pinned moves to that deployment
+ * first (its next attempt runs there).
  */
 export async function resume(rt: OperatorDeps, id: string, deployment?: DeploymentChoice): Promise<Outcome> {
   if (deployment?.kind === 'id' && !rt.registry.getDeployment(deployment.id)) throw deploymentNotFound(deployment.id);
@@ -165,6 +168,11 @@ export async function resume(rt: OperatorDeps, id: string, deployment?: Deployme
       if (to !== deploymentId) events.push({ type: 'pinDeployment', deploymentId: to, now });
     }
     if (host.status === 'paused') events.push({ type: 'resume', now });
+    // Backing off: the retry now (the admin API's resume, "Retry now" in the UI), its timer gone in the same commit.
+    if (host.hasTag('retryTimer')) {
+      await host.commit({ events: [{ type: 'timerDue', now }], write: { timersRemove: [timerOf.retry(id)] } });
+      return 'done';
+    }
     if (events.length === 0) return 'noop';
     await host.commit({ events });
     return 'done';

@@ -28,12 +28,28 @@ export interface ServiceDetails {
   workflow_completion_retention?: string | null;
   inactivity_timeout?: string | null;
   abort_timeout?: string | null;
-  retry_policy?: Record<string, unknown> | null;
+  retry_policy?: { initial_interval: string; exponentiation_factor: number; max_attempts: number | null; max_interval: string; on_max_attempts: 'Pause' | 'Kill' };
   documentation?: string | null;
   [field: string]: unknown;
 }
 
 export const getService = (name: string) => request<ServiceDetails>('GET', `/services/${encodeURIComponent(name)}`);
+
+/**
+ * `PATCH /services/{name}` (reference-behavior.md §3.4): the settings given change, durations
+ * in the friendly or ISO 8601 form; `retry_policy` is redstate's own.
+ */
+export interface ServicePatch {
+  public?: boolean;
+  idempotency_retention?: string;
+  journal_retention?: string;
+  workflow_completion_retention?: string;
+  inactivity_timeout?: string;
+  abort_timeout?: string;
+  retry_policy?: { initial_interval?: string; exponentiation_factor?: number; max_attempts?: number | null; max_interval?: string; on_max_attempts?: 'Pause' | 'Kill' };
+}
+
+export const modifyService = (name: string, patch: ServicePatch) => request<ServiceDetails>('PATCH', `/services/${encodeURIComponent(name)}`, patch);
 
 export const getServiceOpenApi = (name: string) => request<OpenApiDocument>('GET', `/services/${encodeURIComponent(name)}/openapi`);
 

@@ -37,6 +37,11 @@ async function failure(res: Response): Promise<ApiError> {
 
 /** A JSON request; resolves with the parsed body (undefined when empty), rejects with ApiError. */
 export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  return (await requestWithHeaders<T>(method, path, body)).body;
+}
+
+/** The same, with the answer's headers. */
+export async function requestWithHeaders<T>(method: string, path: string, body?: unknown): Promise<{ body: T; headers: Headers }> {
   const res = await fetch(path, {
     method,
     headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
@@ -44,5 +49,5 @@ export async function request<T>(method: string, path: string, body?: unknown): 
   });
   if (!res.ok) throw await failure(res);
   const text = await res.text();
-  return (text ? JSON.parse(text) : undefined) as T;
+  return { body: (text ? JSON.parse(text) : undefined) as T, headers: res.headers };
 }

@@ -7,6 +7,7 @@
 import { toDirectedGraph } from '@xstate/graph';
 import type { AnyStateMachine, AnyStateNode } from 'xstate';
 import { ANY_NODE, INITIAL_NODE, type EdgeKind, type GraphEdge, type GraphNode } from '../graph/layout-types.ts';
+import { stateWord } from '../graph/words.ts';
 
 export interface MachineGraph {
   machine: string;
@@ -47,7 +48,7 @@ export function machineGraph(machine: AnyStateMachine): MachineGraph {
 
   for (const state of states) {
     const node = state.stateNode;
-    nodes.push({ id: node.key, label: node.key, kind: node.type === 'final' ? 'final' : 'state' });
+    nodes.push({ id: node.key, label: stateWord(node.key), kind: node.type === 'final' ? 'final' : 'state' });
     // A targetless transition stays in its state: a loop.
     for (const e of state.edges) add('event', node.key, e.transition as TransitionLike, node.key);
     for (const t of node.always ?? []) add('always', node.key, t as TransitionLike, node.key);

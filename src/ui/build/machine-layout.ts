@@ -6,6 +6,7 @@
 import ELK, { type ElkExtendedEdge, type ElkNode, type ElkPoint } from 'elkjs/lib/elk.bundled.js';
 import type { GraphEdge, GraphNode, LaidOutEdge, LaidOutNode, MachineLayout } from '../graph/layout-types.ts';
 import type { MachineGraph } from './machine-graph.ts';
+import { edgeWords } from '../graph/words.ts';
 
 /** Text metrics of the diagram's font (system-ui, 13px / 12px), estimated: there is no DOM here. */
 const CHAR_WIDTH = { node: 8, label: 7 };
@@ -17,11 +18,14 @@ function nodeSize(n: GraphNode): { width: number; height: number } {
   return { width: Math.max(96, Math.round(n.label.length * CHAR_WIDTH.node) + 36), height: 40 };
 }
 
+/** An edge's label in words (graph/words.ts); what machines/ calls it goes on the tooltip. */
 function edgeLabelText(e: GraphEdge): string {
-  const guard = e.guard ? `[${e.guard}]` : '';
-  if (e.kind === 'always') return guard ? `always ${guard}` : 'always';
-  if (e.kind === 'initial') return '';
-  return guard ? `${e.event}\n${guard}` : e.event;
+  return e.kind === 'initial' ? '' : edgeWords(e.source, e.event, e.guard);
+}
+
+function technicalName(e: GraphEdge): string {
+  const guard = e.guard ? ` [${e.guard}]` : '';
+  return e.kind === 'always' ? `always${guard}` : `${e.event}${guard}`;
 }
 
 function labelSize(text: string): { width: number; height: number } {
@@ -53,19 +57,23 @@ function pathOf(edge: ElkExtendedEdge): string {
 
 const round = (n: number) => Math.round(n * 10) / 10;
 
-export async function layoutMachine(graph: MachineGraph): Promise<MachineLayout> {
+/**
+ * `direction`: the way states flow. A machine of two states reads best side by side (RIGHT),
+ * its self-loops above and below each state (NORTH_SOUTH), not stacked on one side.
+ */
+export async function layoutMachine(graph: MachineGraph, direction: 'DOWN' | 'RIGHT' = 'DOWN'): Promise<MachineLayout> {
   const elk = new ELK();
   const input: ElkNode = {
     id: graph.machine,
     layoutOptions: {
       'elk.algorithm': 'layered',
-      'elk.direction': 'DOWN',
+      'elk.direction': direction,
       'elk.edgeRouting': 'ORTHOGONAL',
       'elk.layered.spacing.nodeNodeBetweenLayers': '56',
       'elk.spacing.nodeNode': '48',
-      'elk.spacing.edgeLabel': '4',
-      'elk.spacing.edgeEdge': '14',
-      'elk.layered.selfLoopDistribution': 'EQUALLY',
+      'elk.spacing.edgeLabel': direction === 'RIGHT' ? '8' : '4',
+      'elk.spacing.edgeEdge': direction === 'RIGHT' ? '24' : '14',
+      'elk.layered.selfLoopDistribution': direction === 'RIGHT' ? 'NORTH_SOUTH' : 'EQUALLY',
       'elk.layered.spacing.edgeEdgeBetweenLayers': '14',
       'elk.spacing.edgeNode': '16',
       'elk.layered.spacing.edgeNodeBetweenLayers': '16',
@@ -94,6 +102,7 @@ export async function layoutMachine(graph: MachineGraph): Promise<MachineLayout>
     const label = out.labels?.[0];
     return {
       ...e,
+      technical: technicalName(e),
       path: pathOf(out),
       ...(label?.text ? { label: { text: label.text, x: round(label.x ?? 0), y: round(label.y ?? 0), width: label.width ?? 0, height: label.height ?? 0 } } : {}),
     };

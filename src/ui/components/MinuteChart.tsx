@@ -1,9 +1,11 @@
-/** Invocations completed per minute over the last hour, succeeded and failed stacked. */
+/** Invocations completed per minute over the last hour: succeeded, failed, killed or cancelled, stacked. */
 export interface MinuteCount {
   /** Minutes since the epoch. */
   minute: number;
   ok: number;
   failed: number;
+  /** Killed or cancelled by an operator. */
+  stopped: number;
 }
 
 const W = 640;
@@ -14,7 +16,7 @@ export function MinuteChart({ counts, now }: { counts: MinuteCount[]; now: numbe
   const last = Math.floor(now / 60_000);
   const byMinute = new Map(counts.map((c) => [c.minute, c]));
   const minutes = Array.from({ length: 60 }, (_, i) => last - 59 + i);
-  const max = Math.max(1, ...counts.map((c) => c.ok + c.failed));
+  const max = Math.max(1, ...counts.map((c) => c.ok + c.failed + c.stopped));
   const barW = (W - PAD.left - PAD.right) / 60;
   const y = (n: number) => PAD.top + (H - PAD.top - PAD.bottom) * (1 - n / max);
   return (
@@ -29,9 +31,10 @@ export function MinuteChart({ counts, now }: { counts: MinuteCount[]; now: numbe
         const x = PAD.left + i * barW + 1;
         return (
           <g key={m}>
-            <title>{`${new Date(m * 60_000).toLocaleTimeString()}: ${c.ok} succeeded, ${c.failed} failed`}</title>
+            <title>{`${new Date(m * 60_000).toLocaleTimeString()}: ${c.ok} succeeded, ${c.failed} failed, ${c.stopped} killed or cancelled`}</title>
             <rect class="ok" x={x} width={barW - 2} y={y(c.ok)} height={y(0) - y(c.ok)} />
             <rect class="bad" x={x} width={barW - 2} y={y(c.ok + c.failed)} height={y(c.ok) - y(c.ok + c.failed)} />
+            <rect class="stopped" x={x} width={barW - 2} y={y(c.ok + c.failed + c.stopped)} height={y(c.ok + c.failed) - y(c.ok + c.failed + c.stopped)} />
           </g>
         );
       })}

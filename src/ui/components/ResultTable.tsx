@@ -1,4 +1,4 @@
-/** Rows of a query as a plain table, columns in the order of the first row. */
+/** Rows of a query as a plain table, columns in the order the query gave them. */
 import type { Row } from '../api/query';
 
 function cell(value: unknown): string {
@@ -7,9 +7,8 @@ function cell(value: unknown): string {
   return String(value);
 }
 
-export function ResultTable({ rows }: { rows: Row[] }) {
+export function ResultTable({ rows, columns }: { rows: Row[]; columns: string[] }) {
   if (rows.length === 0) return <div class="empty">No rows.</div>;
-  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
   return (
     <div class="table-wrap">
       <table>
@@ -20,8 +19,8 @@ export function ResultTable({ rows }: { rows: Row[] }) {
           {rows.map((r, i) => (
             <tr key={i}>
               {columns.map((c) => (
-                <td key={c} class="mono">
-                  {cell(r[c])}
+                <td key={c} class={`mono ${r[c] === undefined ? 'null' : ''}`}>
+                  {r[c] === undefined ? 'NULL' : cell(r[c])}
                 </td>
               ))}
             </tr>

@@ -2,11 +2,14 @@
 import type { ComponentChildren } from 'preact';
 import { useLocation } from 'preact-iso';
 import { liveConnected } from '../api/live';
+import { serverVersion } from '../api/version';
+import { useLoad } from '../hooks/use-load';
 import { theme, type Theme } from '../theme';
 
 const NAV: Array<[string, string]> = [
   ['/ui/', 'Overview'],
   ['/ui/invocations', 'Invocations'],
+  ['/ui/waiting', 'Waiting'],
   ['/ui/services', 'Services'],
   ['/ui/deployments', 'Deployments'],
   ['/ui/sql', 'SQL console'],
@@ -18,6 +21,7 @@ function isActive(path: string, href: string): boolean {
 
 export function Shell({ children }: { children: ComponentChildren }) {
   const { path } = useLocation();
+  const version = useLoad(serverVersion, []);
   return (
     <div class="shell">
       <aside class="sidebar">
@@ -39,6 +43,11 @@ export function Shell({ children }: { children: ComponentChildren }) {
           ))}
         </nav>
         <div class="foot">
+          {version.data && (
+            <span class="version" title={`admin API v${version.data.min_admin_api_version}–v${version.data.max_admin_api_version}, ingress at ${version.data.ingress_endpoint}`}>
+              speaks Restate {version.data.version}
+            </span>
+          )}
           <span title="Server-Sent Events from the admin API">
             <span class={`live-dot ${liveConnected.value ? 'on' : ''}`} />
             {liveConnected.value ? 'live' : 'reconnecting…'}

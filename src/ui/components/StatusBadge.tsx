@@ -1,5 +1,7 @@
-/** An invocation status as a coloured pill; completed ones say how they ended. */
-export function StatusBadge({ status, result }: { status: string; result?: string | undefined }) {
-  const shown = status === 'completed' && result ? (result === 'success' ? 'succeeded' : 'failed') : status;
+/** An invocation's status as a coloured pill; completed ones say how they ended (api/outcome.ts). */
+import { shownStatus, type StatusFields } from '../api/outcome';
+
+export function StatusBadge({ row }: { row: StatusFields }) {
+  const shown = shownStatus(row);
   return <span class={`badge s-${shown}`}>{shown}</span>;
 }

@@ -6,11 +6,17 @@
 import type { LaidOutEdge, LaidOutNode, MachineLayout } from './layout-types';
 import { overlayOf, type PathEntry } from './path';
 
+/** How the current state is filled: after what it means (an ended invocation's outcome, a free key). */
+export type Tone = 'accent' | 'ok' | 'bad' | 'warn' | 'info' | 'violet' | 'neutral';
+
 interface DiagramProps {
   layout: MachineLayout;
   current?: string | undefined;
+  tone?: Tone;
   path?: PathEntry[];
   title?: string;
+  /** Largest scale the diagram is drawn at (its layout's units are px at 1). */
+  maxScale?: number;
 }
 
 function Node({ node, current, visited }: { node: LaidOutNode; current: boolean; visited: boolean }) {
@@ -24,6 +30,7 @@ function Node({ node, current, visited }: { node: LaidOutNode; current: boolean;
   const cls = ['node', node.kind, current ? 'current' : '', visited ? 'visited' : ''].join(' ');
   return (
     <g class={cls} data-state={node.id}>
+      <title>{node.id}</title>
       <rect x={node.x} y={node.y} width={node.width} height={node.height} rx={node.kind === 'any' ? 14 : 10} />
       <text x={node.x + node.width / 2} y={node.y + node.height / 2} text-anchor="middle" dominant-baseline="central">
         {node.label}
@@ -37,6 +44,7 @@ function Edge({ edge, count, last }: { edge: LaidOutEdge; count: number; last: b
   const lines = edge.label?.text.split('\n') ?? [];
   return (
     <g class={cls} data-edge={`${edge.source}|${edge.event}|${edge.target}`}>
+      <title>{edge.technical}</title>
       <path d={edge.path} marker-end={count > 0 ? 'url(#arrow-taken)' : 'url(#arrow)'} />
       {edge.label && (
         <>
@@ -59,13 +67,13 @@ function Edge({ edge, count, last }: { edge: LaidOutEdge; count: number; last: b
   );
 }
 
-export function MachineDiagram({ layout, current, path = [], title }: DiagramProps) {
+export function MachineDiagram({ layout, current, tone = 'accent', path = [], title, maxScale = 1.25 }: DiagramProps) {
   const overlay = overlayOf(layout, path);
   return (
     <svg
-      class="diagram"
+      class={`diagram tone-${tone}`}
       viewBox={`0 0 ${layout.width} ${layout.height}`}
-      style={{ maxWidth: `${layout.width * 1.25}px` }}
+      style={{ maxWidth: `${layout.width * maxScale}px` }}
       role="img"
       aria-label={title ?? `${layout.machine} machine`}
       data-current={current ?? ''}

@@ -41,6 +41,8 @@ export interface LaidOutEdge extends GraphEdge {
   /** SVG path data. */
   path: string;
   label?: { text: string; x: number; y: number; width: number; height: number };
+  /** The transition as machines/ names it (`event [guard]`), for the label's tooltip. */
+  technical: string;
 }
 
 export interface MachineLayout {

@@ -59,38 +59,50 @@ export function StateEditor({ service, objectKey, state }: { service: string; ob
       </div>
       {notice && <div class="notice" style={{ margin: '10px 0' }}>{notice}</div>}
       <ErrorBox error={error} />
-      <table style={{ marginTop: '8px' }}>
-        <thead>
-          <tr>
-            <th>Key</th>
-            <th>Value</th>
-            {editing && <th />}
-          </tr>
-        </thead>
-        <tbody>
-          {(editing ? draft : draftOf(state)).map((d, i) => (
-            <tr key={i} data-key={d.key}>
-              <td class="mono">{editing ? <input aria-label={`key ${i}`} value={d.key} onInput={(e) => update(i, { key: e.currentTarget.value })} /> : d.key}</td>
-              <td>
-                {d.bytes ? (
-                  <pre class="muted">{decodeBytes(d.bytes).text}</pre>
-                ) : editing ? (
-                  <textarea aria-label={`value of ${d.key}`} rows={Math.min(6, d.text.split('\n').length)} value={d.text} onInput={(e) => update(i, { text: e.currentTarget.value })} />
-                ) : (
-                  <pre>{decodeBytes(new TextEncoder().encode(d.text)).text}</pre>
-                )}
-              </td>
-              {editing && (
-                <td>
-                  <button class="danger" onClick={() => setDraft(draft.filter((_, j) => j !== i))}>
-                    Remove
-                  </button>
-                </td>
+      {editing ? (
+        <div class="state-edit">
+          {draft.map((d, i) => (
+            <div key={i} class="state-entry" data-key={d.key}>
+              <div class="row">
+                <input class="mono" aria-label={`key ${i}`} value={d.key} placeholder="key" onInput={(e) => update(i, { key: e.currentTarget.value })} />
+                <span class="spacer" />
+                <button class="danger" onClick={() => setDraft(draft.filter((_, j) => j !== i))}>
+                  Remove
+                </button>
+              </div>
+              {d.bytes ? (
+                <pre class="muted">{decodeBytes(d.bytes).text}</pre>
+              ) : (
+                <textarea
+                  aria-label={`value of ${d.key}`}
+                  rows={Math.min(14, Math.max(3, d.text.split('\n').length + 1))}
+                  value={d.text}
+                  onInput={(e) => update(i, { text: e.currentTarget.value })}
+                />
               )}
-            </tr>
+            </div>
           ))}
-        </tbody>
-      </table>
+        </div>
+      ) : (
+        <table class="state-table" style={{ marginTop: '8px' }}>
+          <thead>
+            <tr>
+              <th>Key</th>
+              <th>Value</th>
+            </tr>
+          </thead>
+          <tbody>
+            {draftOf(state).map((d, i) => (
+              <tr key={i} data-key={d.key}>
+                <td class="mono">{d.key}</td>
+                <td>
+                  <pre class={d.bytes ? 'muted' : ''}>{decodeBytes(d.bytes ?? new TextEncoder().encode(d.text)).text}</pre>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
       {!editing && state.length === 0 && <div class="empty">No state.</div>}
       {editing && (
         <div class="row" style={{ marginTop: '10px' }}>

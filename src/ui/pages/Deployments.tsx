@@ -7,7 +7,7 @@ import { registerDeployment, removeDeployment } from '../api/admin';
 import { query } from '../api/query';
 import { ConfirmButton } from '../components/Confirm';
 import { ErrorBox } from '../components/ErrorBox';
-import { ago, formatTime } from '../format';
+import { Ago } from '../components/Ago';
 import { useLoad } from '../hooks/use-load';
 
 interface DeploymentRow {
@@ -101,7 +101,9 @@ export function Deployments() {
                 <td class="small">
                   v{d.min_service_protocol_version}–v{d.max_service_protocol_version}
                 </td>
-                <td title={ago(d.created_at)}>{formatTime(d.created_at)}</td>
+                <td>
+                  <Ago at={d.created_at} />
+                </td>
                 <td>
                   <ConfirmButton
                     label="Remove"

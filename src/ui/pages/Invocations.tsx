@@ -6,14 +6,16 @@ import { useLocation } from 'preact-iso';
 import { useState } from 'preact/hooks';
 import { invocationAction, type InvocationAction } from '../api/admin';
 import { listInvocations, type InvocationFilter } from '../api/invocations';
+import { SHOWN_ORDER } from '../api/outcome';
 import { ConfirmButton } from '../components/Confirm';
 import { ErrorBox } from '../components/ErrorBox';
+import { Ago, Elapsed } from '../components/Ago';
 import { StatusBadge } from '../components/StatusBadge';
-import { ago, formatTime, toMs } from '../format';
+import { formatTime, toMs } from '../format';
 import { useLoad } from '../hooks/use-load';
 
 const PAGE_SIZE = 25;
-const STATUS_OPTIONS = ['', 'pending', 'scheduled', 'running', 'suspended', 'backing-off', 'paused', 'completed', 'succeeded', 'failed'];
+const STATUS_OPTIONS = ['', 'in-flight', ...SHOWN_ORDER, 'completed'];
 const BATCH: Array<[InvocationAction, string, boolean]> = [
   ['cancel', 'Cancel', true],
   ['kill', 'Kill', true],
@@ -145,7 +147,8 @@ export function Invocations() {
                   </button>
                 </th>
                 <th>Modified</th>
-                <th>Retries</th>
+                <th class="num">Duration</th>
+                <th class="num">Retries</th>
               </tr>
             </thead>
             <tbody>
@@ -165,11 +168,14 @@ export function Invocations() {
                     )}
                   </td>
                   <td>
-                    <StatusBadge status={r.status} result={r.completion_result} />
+                    <StatusBadge row={r} />
                   </td>
-                  <td title={ago(r.created_at)}>{formatTime(r.created_at)}</td>
-                  <td title={ago(r.modified_at)}>{toMs(r.modified_at) ? formatTime(r.modified_at) : '—'}</td>
-                  <td class="num">{r.retry_count ?? 0}</td>
+                  <td>{formatTime(r.created_at)}</td>
+                  <td class="small">{toMs(r.modified_at) ? <Ago at={r.modified_at} /> : '—'}</td>
+                  <td class="num">
+                    <Elapsed since={toMs(r.created_at)} until={toMs(r.completed_at)} />
+                  </td>
+                  <td class="num">{list.data?.retries.get(r.id) ?? r.retry_count ?? 0}</td>
                 </tr>
               ))}
             </tbody>

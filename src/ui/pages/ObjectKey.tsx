@@ -55,14 +55,14 @@ export function ObjectKey({ service, objectKey }: { service: string; objectKey: 
         </a>
       </div>
       <ErrorBox error={view.error} />
-      <div class="grid detail">
+      <div class="grid key-page">
         <div class="stack">
           <div class="card" id="lock">
             <div class="row" style={{ justifyContent: 'space-between' }}>
               <h2>Lock</h2>
               <span class="muted small">machines/object-key.ts</span>
             </div>
-            <MachineDiagram layout={objectKeyLayout} current={lock?.state} title="object-key machine" />
+            <MachineDiagram layout={objectKeyLayout} current={lock?.state} tone={lock?.state === 'locked' ? 'warn' : 'ok'} maxScale={1} title="object-key machine" />
             <dl class="kv" style={{ marginTop: '12px' }}>
               <dt>Holder</dt>
               <dd>{lock?.holder ? link(lock.holder) : <span class="muted">nobody: the key is free</span>}</dd>

@@ -1,11 +1,17 @@
 /**
- * One service: type, deployment, revision, settings, and each handler with its input and
- * output schema (from the service's OpenAPI document) and a playground to call it.
+ * One service: its handlers' health over the last hour, its settings (editable), and each
+ * handler with its input and output schema (from the service's OpenAPI document) and a
+ * playground to call it. Keys / runs and state across keys are the tabs beside it.
  */
+import { useEffect, useState } from 'preact/hooks';
 import { getService, getServiceOpenApi, type OpenApiDocument, type ServiceDetails, type ServiceHandler } from '../api/admin';
+import { handlerHealth } from '../api/health';
 import { ErrorBox } from '../components/ErrorBox';
+import { HealthTable } from '../components/HealthTable';
 import { useLoad } from '../hooks/use-load';
 import { Playground } from '../service/Playground';
+import { ServiceHead } from '../service/ServiceHead';
+import { Settings } from '../service/Settings';
 
 function schemasOf(doc: OpenApiDocument | undefined, service: ServiceDetails, handler: string): { input?: unknown; output?: unknown } {
   const key = service.ty === 'Service' ? '' : '/{key}';
@@ -20,7 +26,12 @@ function Schema({ label, description, schema }: { label: string; description: st
       <div class="muted small">
         {label}: <span class="mono">{description ?? 'none'}</span>
       </div>
-      {schema !== undefined && <pre class="value">{JSON.stringify(schema, null, 2)}</pre>}
+      {schema !== undefined && (
+        <details class="schema">
+          <summary class="small">JSON schema</summary>
+          <pre class="value">{JSON.stringify(schema, null, 2)}</pre>
+        </details>
+      )}
     </div>
   );
 }
@@ -44,55 +55,25 @@ function Handler({ service, handler, doc }: { service: ServiceDetails; handler: 
   );
 }
 
-const SETTINGS: Array<[keyof ServiceDetails, string]> = [
-  ['idempotency_retention', 'Idempotency retention'],
-  ['journal_retention', 'Journal retention'],
-  ['workflow_completion_retention', 'Workflow retention'],
-  ['inactivity_timeout', 'Inactivity timeout'],
-  ['abort_timeout', 'Abort timeout'],
-];
-
 export function Service({ name }: { name: string }) {
-  const service = useLoad(() => getService(name), [name]);
+  const loaded = useLoad(() => getService(name), [name]);
   const openapi = useLoad(() => getServiceOpenApi(name), [name]);
-  const s = service.data;
+  const health = useLoad(() => handlerHealth(Date.now(), name), [name], {
+    staleOn: (c) => c.invocations.some((i) => i.target?.service === name && i.status !== undefined),
+  });
+  // A save answers with the service as it is now: shown without another request.
+  const [saved, setSaved] = useState<ServiceDetails>();
+  useEffect(() => setSaved(undefined), [loaded.data]);
+  const s = saved ?? loaded.data;
   return (
     <div class="stack">
-      <div class="page-head">
-        <h1>{name}</h1>
-        {s && <span class="badge">{s.ty}</span>}
-        <span class="spacer" />
-        <a class="btn" href={`/ui/invocations?service=${encodeURIComponent(name)}`}>Its invocations</a>
+      <ServiceHead name={name} ty={s?.ty} />
+      <ErrorBox error={loaded.error ?? health.error} />
+      <div class="card" id="health">
+        <h2>Handlers, last hour</h2>
+        {health.data && <HealthTable rows={health.data} showService={false} />}
       </div>
-      <ErrorBox error={service.error} />
-      {s && (
-        <div class="card">
-          <dl class="kv">
-            <dt>Deployment</dt>
-            <dd class="mono">
-              <a href="/ui/deployments">{s.deployment_id}</a>
-            </dd>
-            <dt>Revision</dt>
-            <dd>{s.revision}</dd>
-            <dt>Ingress</dt>
-            <dd>{s.public ? 'public' : 'private'}</dd>
-            {SETTINGS.filter(([k]) => s[k] !== undefined && s[k] !== null).map(([k, label]) => [
-              <dt key={`${k}t`}>{label}</dt>,
-              <dd key={`${k}d`}>{String(s[k])}</dd>,
-            ])}
-            {s.retry_policy && (
-              <>
-                <dt>Retry policy</dt>
-                <dd class="mono small">
-                  {Object.entries(s.retry_policy)
-                    .map(([k, v]) => `${k}: ${String(v)}`)
-                    .join(' · ')}
-                </dd>
-              </>
-            )}
-          </dl>
-        </div>
-      )}
+      {s && <Settings service={s} onSaved={setSaved} />}
       {s?.handlers.map((h) => <Handler key={h.name} service={s} handler={h} doc={openapi.data} />)}
     </div>
   );

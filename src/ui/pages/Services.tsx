@@ -33,6 +33,7 @@ export function Services() {
               <th>Revision</th>
               <th>Deployment</th>
               <th>Ingress</th>
+              <th />
             </tr>
           </thead>
           <tbody>
@@ -47,6 +48,14 @@ export function Services() {
                 <td class="num">{s.revision}</td>
                 <td class="mono small">{s.deployment_id}</td>
                 <td>{s.public ? 'public' : 'private'}</td>
+                <td class="small">
+                  {s.ty !== 'service' && (
+                    <>
+                      <a href={`/ui/services/${encodeURIComponent(s.name)}/keys`}>{s.ty === 'workflow' ? 'runs' : 'keys'}</a> ·{' '}
+                      <a href={`/ui/services/${encodeURIComponent(s.name)}/state`}>state</a>
+                    </>
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>

@@ -1,7 +1,7 @@
 /** SQL over /query, the same tables the `restate` CLI reads; the result as a table. */
 import { useLocation } from 'preact-iso';
 import { useState } from 'preact/hooks';
-import { query, type Row } from '../api/query';
+import { queryTable, type Row } from '../api/query';
 import { ErrorBox } from '../components/ErrorBox';
 import { ResultTable } from '../components/ResultTable';
 
@@ -16,7 +16,7 @@ const EXAMPLES = [
 export function Sql() {
   const { query: q, route } = useLocation();
   const [sql, setSql] = useState(q.q ?? EXAMPLES[0]!);
-  const [result, setResult] = useState<{ rows: Row[]; ms: number }>();
+  const [result, setResult] = useState<{ rows: Row[]; columns: string[]; ms: number }>();
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const run = async () => {
@@ -25,8 +25,8 @@ export function Sql() {
     route(`/ui/sql?q=${encodeURIComponent(sql)}`, true);
     const started = performance.now();
     try {
-      const rows = await query(sql);
-      setResult({ rows, ms: performance.now() - started });
+      const table = await queryTable(sql);
+      setResult({ ...table, ms: performance.now() - started });
     } catch (err) {
       setResult(undefined);
       setError((err as Error).message);
@@ -73,7 +73,7 @@ export function Sql() {
           <div class="muted small" style={{ marginBottom: '8px' }}>
             {result.rows.length} rows · {Math.round(result.ms)} ms
           </div>
-          <ResultTable rows={result.rows} />
+          <ResultTable rows={result.rows} columns={result.columns} />
         </div>
       )}
     </div>

@@ -13,6 +13,7 @@ import { rawRequest, type RawResponse } from '../api/http';
 import { query, sqlString } from '../api/query';
 import { ErrorBox } from '../components/ErrorBox';
 import { prettyJson } from '../format';
+import { exampleOf } from './example';
 import { ingressUrl } from './ingress-url';
 
 interface Answer {
@@ -29,10 +30,17 @@ async function invocationByKey(service: string, handler: string, key: { idempote
   return rows[0]?.id;
 }
 
+/** An example from the handler's input schema when it has one (service/example.ts), else an empty JSON string. */
+function initialBody(handler: ServiceHandler): string {
+  if (handler.input_description === 'none') return '';
+  if (handler.input_json_schema !== undefined && handler.input_json_schema !== null) return JSON.stringify(exampleOf(handler.input_json_schema), null, 2);
+  return '""';
+}
+
 export function Playground({ service, handler }: { service: ServiceDetails; handler: ServiceHandler }) {
   const keyed = service.ty !== 'Service';
   const workflow = service.ty === 'Workflow';
-  const [body, setBody] = useState(handler.input_description === 'none' ? '' : '""');
+  const [body, setBody] = useState(initialBody(handler));
   const [raw, setRaw] = useState(false);
   const [key, setKey] = useState('');
   const [mode, setMode] = useState<'call' | 'send'>('call');
@@ -129,7 +137,7 @@ export function Playground({ service, handler }: { service: ServiceDetails; hand
             <input type="checkbox" checked={raw} onChange={() => setRaw(!raw)} /> raw
           </label>
         </span>
-        <textarea name="body" rows={3} value={body} onInput={(e) => setBody(e.currentTarget.value)} />
+        <textarea name="body" rows={Math.min(10, Math.max(3, body.split('\n').length))} value={body} onInput={(e) => setBody(e.currentTarget.value)} />
       </label>
       <div class="row" style={{ marginTop: '10px' }}>
         <button class="primary" type="submit" disabled={busy}>

@@ -3,15 +3,10 @@
  * page's own host when it advertises a wildcard's `localhost` (the page may be opened from
  * another machine).
  */
-import { request } from '../api/http';
+import { serverVersion } from '../api/version';
 
-let cached: Promise<string> | undefined;
-
-export function ingressUrl(): Promise<string> {
-  cached ??= request<{ ingress_endpoint: string }>('GET', '/version').then((v) => {
-    const url = new URL(v.ingress_endpoint);
-    if (url.hostname === 'localhost') url.hostname = location.hostname;
-    return url.toString().replace(/\/$/, '');
-  });
-  return cached;
+export async function ingressUrl(): Promise<string> {
+  const url = new URL((await serverVersion()).ingress_endpoint);
+  if (url.hostname === 'localhost') url.hostname = location.hostname;
+  return url.toString().replace(/\/$/, '');
 }

@@ -26,6 +26,11 @@ const walker = restate.service({
       return `walked ${tag} with ${got}`;
     },
     wait: async (ctx, tag) => `waited ${tag}: ${await awaitTest(ctx, tag)}`,
+    // A durable sleep of `ms`: a timer the waiting page lists.
+    nap: async (ctx, ms) => {
+      await ctx.sleep(ms);
+      return `napped ${ms}`;
+    },
     // Fails with a retryable error twice, then succeeds: a last failure with a stack trace.
     stumble: restate.handlers.handler({ retryPolicy: { initialInterval: 100, maxInterval: 200 } }, async (_ctx, tag) => {
       const attempt = bump(`stumble:${tag}`);
@@ -34,6 +39,46 @@ const walker = restate.service({
     }),
   },
   options: { inactivityTimeout: 4000 },
+});
+
+// An order as a user writes one: steps, a durable sleep, a call that calls again, and a
+// one-way send; its input has a JSON schema (the playground's example body comes from it).
+const orderSchema = {
+  type: 'object',
+  properties: { item: { type: 'string', examples: ['book'] }, quantity: { type: 'integer', minimum: 1 }, gift: { type: 'boolean' } },
+  required: ['item', 'quantity'],
+};
+
+const shipping = restate.service({
+  name: 'Shipping',
+  handlers: {
+    ship: async (ctx, item) => {
+      const label = await ctx.serviceClient(walker).hello(item);
+      await ctx.run('print label', () => label);
+      return `shipped ${item}`;
+    },
+  },
+});
+
+const orders = restate.service({
+  name: 'Orders',
+  handlers: {
+    place: restate.handlers.handler({ input: new restate.serde.JsonSerde(orderSchema) }, async (ctx, order) => {
+      await ctx.run('reserve', () => `reserved ${order.quantity} ${order.item}`);
+      await ctx.sleep(300);
+      const shipped = await ctx.serviceClient(shipping).ship(order.item);
+      ctx.serviceSendClient(walker).hello(`mail about ${order.item}`);
+      await ctx.run('charge', () => 'charged');
+      return shipped;
+    }),
+    // Retries for as long as the test lets it, a minute apart: each attempt fails its own way.
+    forever: restate.handlers.handler({ retryPolicy: { initialInterval: 60_000, maxInterval: 60_000 } }, async (_ctx, tag) => {
+      throw new Error(`attempt ${bump(`forever:${tag}`)} of ${tag} failed`);
+    }),
+    refuse: async (_ctx, why) => {
+      throw new restate.TerminalError(`refused: ${why}`, { errorCode: 422 });
+    },
+  },
 });
 
 const tally = restate.object({
@@ -58,4 +103,4 @@ const approval = restate.workflow({
   },
 });
 
-serve(restate.endpoint().bind(walker).bind(tally).bind(approval), { counts });
+serve(restate.endpoint().bind(walker).bind(tally).bind(approval).bind(orders).bind(shipping), { counts });
