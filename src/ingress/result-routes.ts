@@ -1,7 +1,7 @@
 /**
  * `attach` (wait for the result) and `output` (peek at it), and `lookup` (reference-behavior.md
  * §2.4, §2.6, §2.7). An invocation is named by its id, or by what its deterministic id is
- * derived from (runtime/identity.ts): a workflow id, or service/[key/]handler plus idempotency
+ * derived from (model/ids.ts): a workflow id, or service/[key/]handler plus idempotency
  * key. The forms:
  *
  * - `GET /restate/attach|output/{id}`, legacy `GET /restate/invocation/{id}/attach|output`;

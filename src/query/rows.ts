@@ -210,7 +210,7 @@ async function stateOwners(reader: StoreReader, scan: TableScan, config: Config)
   return [...owners.values()];
 }
 
-/** `["service","key"]`, or `["service","key","scope"]` for a scoped key (kernel/persisted.ts `objectRecordKey`). */
+/** `["service","key"]`, or `["service","key","scope"]` for a scoped key (model/persisted.ts `objectRecordKey`). */
 function parseObjectRecordKey(record: string): { service: string; key: string; scope?: string } | undefined {
   try {
     const parsed: unknown = JSON.parse(record);

@@ -1,7 +1,7 @@
 /**
  * One message → one invocation request of the sink handler. The request carries an
  * idempotency key made of (subscription, stream, position), so the invocation's id is
- * deterministic (runtime/kernel/ids.ts): a message delivered again after a crash finds the
+ * deterministic (model/ids.ts): a message delivered again after a crash finds the
  * invocation it created before and creates nothing. The key's retention (the handler's
  * idempotency retention) is how long such a redelivery is recognised.
  */

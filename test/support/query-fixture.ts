@@ -102,7 +102,7 @@ const base = (id: string, target: InvocationContext['target'], createdAt: number
   createdAt,
   modifiedAt: createdAt,
   retryCount: 0,
-  // As the runtime stores it for the default retentions (services/identity.ts).
+  // As the runtime stores it for the default retentions (services/admission.ts).
   completionRetention: 86_400_000,
 });
 

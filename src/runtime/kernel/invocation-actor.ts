@@ -3,7 +3,7 @@
  *
  * Everything that changes an invocation runs as a job on its queue, one at a time, and ends
  * in one `commit`: machine events → next snapshot + effects, journal appends and the writes
- * that go with them, all in ONE store transition (kernel/plan.ts); only then are the effects
+ * that go with them, all in ONE store transition (kernel/effects.ts); only then are the effects
  * performed (design.md, "The invariant"). If a commit fails its outcome is unknown: the
  * in-memory actor is thrown away and rebuilt from the store, which holds whichever state
  * really landed.
@@ -35,7 +35,7 @@ export interface Step {
   events?: InvocationEvent[];
   entries?: JournalEntry[];
   write?: ExtraWrites;
-  /** Delete the invocation in this commit rather than store it (kernel/plan.ts `forget`). */
+  /** Delete the invocation in this commit rather than store it (kernel/effects.ts `forget`). */
   forget?: boolean;
 }
 

@@ -90,7 +90,7 @@ export class ActorCache {
     return r.found ? r.value : undefined;
   }
 
-  /** An actor that only waits (kernel WAITING) leaves memory once the jobs before this one are done. */
+  /** An actor that only waits (the machine's `waiting` tag) leaves memory once the jobs before this one are done. */
   retire(actor: InvocationActor): void {
     void actor.retireIfWaiting().then(
       (left) => left && this.remove(actor),

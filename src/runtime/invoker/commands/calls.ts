@@ -12,7 +12,7 @@ import { idempotentInvocationId, workflowRunId } from '../../../model/ids.js';
 import type { OutboxBody } from '../../../model/outbox.js';
 import { CommandRejected, emptyOutcome, type CommandOutcome, type CommandScope } from './scope.js';
 
-/** The callee's target and id: a workflow run and an idempotent call name one invocation, whoever makes them (kernel/ids.ts). */
+/** The callee's target and id: a workflow run and an idempotent call name one invocation, whoever makes them (model/ids.ts). */
 function callee(scope: CommandScope, c: { serviceName: string; handlerName: string; key: string; idempotencyKey?: string }): { target: Target; id: string } {
   const resolved = scope.registry.resolveHandler(c.serviceName, c.handlerName);
   if (!resolved) throw new CommandRejected(404, `service '${c.serviceName}' or its handler '${c.handlerName}' not found`);
