@@ -207,3 +207,19 @@ test('resume redoes what the committed state asks for: an attempt, a lock reques
   t.is(rec.attempts.length, before + 1, 'the running one gets a new attempt');
   t.deepEqual(rec.lockRequests, [pending.input.id], 'the pending one queues for its key again');
 });
+
+test('a lock change queued behind one whose commit failed runs on the lock read again from the store', async (t) => {
+  const { store, rec } = t.context;
+  const partition = partitionOf(partitionKeyOf('k1'), PARTITIONS);
+  // The first change's commit fails (its outcome unknown); the second was queued behind it.
+  const failing = rec.locks.with(partition, 'Counter', 'k1', (lock) =>
+    lock.change({ type: 'acquire', invocationId: 'inv-a' }, () => Promise.reject(new Error('reply lost'))),
+  );
+  const queued = rec.locks.with(partition, 'Counter', 'k1', (lock) =>
+    lock.change({ type: 'acquire', invocationId: 'inv-b' }, (c) => store.commit({ partition, records: [c.record] })),
+  );
+  await t.throwsAsync(failing, { message: 'reply lost' });
+  const change = await queued;
+  t.deepEqual(change.granted, ['inv-b'], 'the store held no holder: the key is free for the queued one');
+  t.is(readObjectKey(await store.getRecord(partition, RecordKind.objectKey, objectRecordKey('Counter', 'k1'))).context.holder, 'inv-b');
+});

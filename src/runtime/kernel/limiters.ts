@@ -18,6 +18,7 @@ import { persistLimiter, restoreLimiter, type LimiterSnapshot } from './snapshot
 import { RecordActor } from './record-actor.js';
 import { PriorityQueue } from '../../serial-queue.js';
 import { SingleFlight } from './single-flight.js';
+import { ActorRetired } from './retired.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An event as callers give it: the limiter adds the rules in force and the time. */
@@ -144,8 +145,15 @@ export class Limiters {
 
   /** Runs `job` on the scope's limiter, in its queue (`urgent`: before the ordinary jobs still waiting). */
   async with<T>(partition: number, scope: string, job: (limiter: LimiterActor) => Promise<T>, urgent = false): Promise<T> {
-    const limiter = await this.get(partition, scope);
-    return limiter.run(() => job(limiter), urgent);
+    for (;;) {
+      const limiter = await this.get(partition, scope);
+      try {
+        return await limiter.run(() => job(limiter), urgent);
+      } catch (err) {
+        // A change queued behind one whose commit failed: run it on the limiter read again.
+        if (!(err instanceof ActorRetired)) throw err;
+      }
+    }
   }
 
   async get(partition: number, scope: string): Promise<LimiterActor> {

@@ -6,6 +6,7 @@
  * unknown, so the actor is stale from then on and must be read again from the store.
  */
 import type { RecordWrite } from '../../store/types.js';
+import { ActorRetired } from './retired.js';
 
 export abstract class RecordActor<S, C extends { record: RecordWrite }> {
   private stale = false;
@@ -25,8 +26,12 @@ export abstract class RecordActor<S, C extends { record: RecordWrite }> {
   /** A commit failed: the actor leaves, its outcome unknown. */
   protected abstract lost(err: unknown): void;
 
+  /**
+   * A change queued behind a failed one is refused as a job of an actor that left memory: the
+   * cache runs it on the actor read again from the store (`ObjectLocks.with`, `Limiters.with`).
+   */
   protected checkFresh(): void {
-    if (this.stale) throw new Error(`${this.name} must be read again from the store`);
+    if (this.stale) throw new ActorRetired(this.name);
   }
 
   /** Stores `change` through `commit` (which adds the caller's writes), then moves to `next`. */
