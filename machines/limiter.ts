@@ -77,7 +77,8 @@ export type LimiterEvent =
   | ({ type: 'pauseQueue'; vqueue: string } & Stamp)
   | ({ type: 'resumeQueue'; vqueue: string } & Stamp);
 
-export type LimiterEffect = { type: 'grant'; params: { invocationId: string } } | { type: 'wakeAt'; params: { dueAt: number } };
+export type LimiterEffect =
+  { type: 'grant'; params: { invocationId: string } } | { type: 'wakeAt'; params: { dueAt: number } };
 
 export function limiterEffects(actions: ReadonlyArray<{ type: string; params?: unknown }>): LimiterEffect[] {
   return actions.filter((a) => a.type === 'grant' || a.type === 'wakeAt') as LimiterEffect[];
@@ -87,13 +88,18 @@ export function limiterEffects(actions: ReadonlyArray<{ type: string; params?: u
 export type BlockedOn = 'vqueue-paused' | 'limit-key-concurrency' | 'limit-key-throttling';
 
 /** The rules that apply to an invocation of `scope` with `limitKey`, each with its bucket (the values its pattern covers). */
-export function matchingBuckets(rules: FlowRule[], scope: string, limitKey: string | undefined): Array<{ rule: FlowRule; bucket: string }> {
+export function matchingBuckets(
+  rules: FlowRule[],
+  scope: string,
+  limitKey: string | undefined,
+): Array<{ rule: FlowRule; bucket: string }> {
   const values = [scope, ...(limitKey === undefined ? [] : limitKey.split('/'))];
   const out: Array<{ rule: FlowRule; bucket: string }> = [];
   for (const rule of rules) {
     const parts = rule.pattern.split('/');
     if (parts.length > values.length) continue;
-    if (parts.every((p, i) => p === '*' || p === values[i])) out.push({ rule, bucket: `${rule.pattern}|${values.slice(0, parts.length).join('/')}` });
+    if (parts.every((p, i) => p === '*' || p === values[i]))
+      out.push({ rule, bucket: `${rule.pattern}|${values.slice(0, parts.length).join('/')}` });
   }
   return out;
 }
@@ -120,11 +126,18 @@ function bucketsOf(context: LimiterContext): BucketsOf {
 /** How many slots each bucket's holders take. */
 function usage(context: LimiterContext, buckets: BucketsOf): Map<string, number> {
   const used = new Map<string, number>();
-  for (const r of context.running) for (const { bucket } of buckets(r.limitKey)) used.set(bucket, (used.get(bucket) ?? 0) + 1);
+  for (const r of context.running)
+    for (const { bucket } of buckets(r.limitKey)) used.set(bucket, (used.get(bucket) ?? 0) + 1);
   return used;
 }
 
-function reason(context: LimiterContext, slot: Slot, now: number, buckets: BucketsOf, used: Map<string, number>): BlockedOn | undefined {
+function reason(
+  context: LimiterContext,
+  slot: Slot,
+  now: number,
+  buckets: BucketsOf,
+  used: Map<string, number>,
+): BlockedOn | undefined {
   if (context.paused.includes(slot.vqueue)) return 'vqueue-paused';
   const mine = buckets(slot.limitKey);
   for (const { rule, bucket } of mine) {
@@ -193,7 +206,9 @@ function applied(context: LimiterContext, event: LimiterEvent): LimiterContext {
   const next = { ...context, rules: event.rules };
   switch (event.type) {
     case 'acquire': {
-      const known = next.running.some((s) => s.invocationId === event.invocationId) || next.waiting.some((s) => s.invocationId === event.invocationId);
+      const known =
+        next.running.some((s) => s.invocationId === event.invocationId) ||
+        next.waiting.some((s) => s.invocationId === event.invocationId);
       if (known) return next;
       const { vqueue } = event;
       const meta: VqueueMeta = next.vqueues[vqueue.id] ?? {
@@ -204,8 +219,17 @@ function applied(context: LimiterContext, event: LimiterEvent): LimiterContext {
         lastEnqueuedAt: event.now,
         finished: 0,
       };
-      const slot: Slot = { invocationId: event.invocationId, vqueue: vqueue.id, at: event.now, ...(event.limitKey !== undefined ? { limitKey: event.limitKey } : {}) };
-      return { ...next, waiting: [...next.waiting, slot], vqueues: { ...next.vqueues, [vqueue.id]: { ...meta, lastEnqueuedAt: event.now } } };
+      const slot: Slot = {
+        invocationId: event.invocationId,
+        vqueue: vqueue.id,
+        at: event.now,
+        ...(event.limitKey !== undefined ? { limitKey: event.limitKey } : {}),
+      };
+      return {
+        ...next,
+        waiting: [...next.waiting, slot],
+        vqueues: { ...next.vqueues, [vqueue.id]: { ...meta, lastEnqueuedAt: event.now } },
+      };
     }
     case 'release': {
       const held = next.running.find((s) => s.invocationId === event.invocationId);
@@ -214,7 +238,14 @@ function applied(context: LimiterContext, event: LimiterEvent): LimiterContext {
         ...next,
         running: next.running.filter((s) => s.invocationId !== event.invocationId),
         waiting: next.waiting.filter((s) => s.invocationId !== event.invocationId),
-        ...(held && meta ? { vqueues: { ...next.vqueues, [held.vqueue]: { ...meta, lastFinishAt: event.now, finished: meta.finished + 1 } } } : {}),
+        ...(held && meta
+          ? {
+              vqueues: {
+                ...next.vqueues,
+                [held.vqueue]: { ...meta, lastFinishAt: event.now, finished: meta.finished + 1 },
+              },
+            }
+          : {}),
       };
     }
     case 'pauseQueue':
@@ -243,7 +274,15 @@ export const limiterMachine = setup({
   },
 }).createMachine({
   id: 'limiter',
-  context: ({ input }) => ({ scope: input.scope, rules: [], running: [], waiting: [], paused: [], vqueues: {}, tokens: {} }),
+  context: ({ input }) => ({
+    scope: input.scope,
+    rules: [],
+    running: [],
+    waiting: [],
+    paused: [],
+    vqueues: {},
+    tokens: {},
+  }),
   initial: 'idle',
   // Every event admits what fits, then the state says what is left.
   on: {
@@ -259,7 +298,11 @@ export const limiterMachine = setup({
   },
   states: {
     settling: {
-      always: [{ guard: 'someoneWaits', target: 'blocked' }, { guard: 'someoneRuns', target: 'running' }, { target: 'idle' }],
+      always: [
+        { guard: 'someoneWaits', target: 'blocked' },
+        { guard: 'someoneRuns', target: 'running' },
+        { target: 'idle' },
+      ],
     },
     /** No slot held, nobody waiting. */
     idle: {},

@@ -40,7 +40,10 @@ export function checkLimitKey(raw: string): string {
   const levels = raw.split('/');
   if (levels.length > 1 && levels[levels.length - 1] === '') levels.pop();
   if (levels.length > MAX_LIMIT_KEY_LEVELS) {
-    throw new IngressError(400, `invalid limit-key: too many path components in the given limit-key (max ${MAX_LIMIT_KEY_LEVELS})`);
+    throw new IngressError(
+      400,
+      `invalid limit-key: too many path components in the given limit-key (max ${MAX_LIMIT_KEY_LEVELS})`,
+    );
   }
   for (const level of levels) {
     const problem = restrictedValueProblem(level);

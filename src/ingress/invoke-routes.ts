@@ -72,7 +72,8 @@ function lookUp(deps: IngressDeps, service: string, handler: string): Named {
 function resolveTarget(deps: IngressDeps, ask: InvocationAsk) {
   const { service, handler: handlerName, scope } = ask;
   const { handler: resolved, service: meta } = ask.named ?? lookUp(deps, service, handlerName);
-  if (!meta) throw new IngressError(404, `service '${service}' not found, make sure to register the service before calling it.`);
+  if (!meta)
+    throw new IngressError(404, `service '${service}' not found, make sure to register the service before calling it.`);
   const keyed = meta.ty !== 'Service';
   if (keyed !== (ask.key !== undefined)) throw new IngressError(400, ask.badShape);
   if (!resolved) {
@@ -85,19 +86,32 @@ function resolveTarget(deps: IngressDeps, ask: InvocationAsk) {
   if (scope !== undefined && meta.ty === 'VirtualObject' && !deps.config.enableScopedVirtualObjects) {
     throw new IngressError(400, 'scope is not supported for Virtual Object targets');
   }
-  const target: Target = { service, handler: handlerName, serviceTy: meta.ty, ...(keyed ? { key: ask.key! } : {}), ...(scope !== undefined ? { scope } : {}) };
+  const target: Target = {
+    service,
+    handler: handlerName,
+    serviceTy: meta.ty,
+    ...(keyed ? { key: ask.key! } : {}),
+    ...(scope !== undefined ? { scope } : {}),
+  };
   return { target, resolved };
 }
 
 /** Checks an ask against the registry and the reference's rules, in the reference's order: the request it makes, with its handler. */
-async function requestOf(deps: IngressDeps, ask: InvocationAsk): Promise<{ req: InvokeRequest; handler: EffectiveHandler }> {
+async function requestOf(
+  deps: IngressDeps,
+  ask: InvocationAsk,
+): Promise<{ req: InvokeRequest; handler: EffectiveHandler }> {
   const { mode, telemetry } = ask;
   const { target, resolved } = resolveTarget(deps, ask);
   telemetry?.target(target);
-  if (ask.limitKey !== undefined && ask.scope === undefined) throw new IngressError(400, 'limit-key requires a scope to be set');
+  if (ask.limitKey !== undefined && ask.scope === undefined)
+    throw new IngressError(400, 'limit-key requires a scope to be set');
   const limitKey = ask.limitKey !== undefined ? checkLimitKey(ask.limitKey) : undefined;
   if (ask.delay !== undefined && mode === 'call') {
-    throw new IngressError(400, 'cannot use the delay query parameter with calls. The delay is supported only with sends');
+    throw new IngressError(
+      400,
+      'cannot use the delay query parameter with calls. The delay is supported only with sends',
+    );
   }
   const delay = ask.delay !== undefined ? parseDelay(ask.delay) : undefined;
   const { idempotencyKey } = ask;
@@ -174,7 +188,14 @@ async function callOf(deps: IngressDeps, ask: InvocationAsk): Promise<Outcome & 
   return { done, ...(stored ? { expiresAt: done.expiresAt } : {}), handler };
 }
 
-async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', segments: string[], badPath: string, scope?: string): Promise<void> {
+async function invoke(
+  ctx: Context,
+  deps: IngressDeps,
+  mode: 'call' | 'send',
+  segments: string[],
+  badPath: string,
+  scope?: string,
+): Promise<void> {
   const telemetry = requestTelemetry(ctx);
   const named = segments.length >= 2 ? lookUp(deps, segments[0]!, segments[segments.length - 1]!) : {};
   if (named.service) telemetry?.service(named.service.name, mode);
@@ -182,7 +203,10 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
   if (segments.length < 2 || segments.length > 3) throw new IngressError(400, badPath);
   // The last value of a repeated parameter, as serde's query extractor takes it.
   const delay = ctx.query['delay'];
-  const idempotencyKey = ctx.get('idempotency-key') !== '' || ctx.req.headers['idempotency-key'] !== undefined ? ctx.get('idempotency-key') : undefined;
+  const idempotencyKey =
+    ctx.get('idempotency-key') !== '' || ctx.req.headers['idempotency-key'] !== undefined
+      ? ctx.get('idempotency-key')
+      : undefined;
   const limitKey = rawLimitKey(ctx);
   const contentType = ctx.get('content-type') || undefined;
   const ask: InvocationAsk = {

@@ -14,13 +14,16 @@ import type { Header } from '../protocol/messages.js';
 export function segmentsAfter(path: string, prefix: string): string[] {
   const rest = path.slice(prefix.length);
   if (rest === '') return [];
-  return rest.replace(/^\//, '').split('/').map((s) => {
-    try {
-      return decodeURIComponent(s);
-    } catch {
-      return s;
-    }
-  });
+  return rest
+    .replace(/^\//, '')
+    .split('/')
+    .map((s) => {
+      try {
+        return decodeURIComponent(s);
+      } catch {
+        return s;
+      }
+    });
 }
 
 export async function readBody(ctx: Context, limit: number): Promise<Buffer> {

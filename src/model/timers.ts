@@ -19,7 +19,10 @@ export const timerOf = {
   start: (invocationId: string): TimerRef => ({ key: `start${SEPARATOR}${invocationId}`, owner: invocationId }),
   retry: (invocationId: string): TimerRef => ({ key: `retry${SEPARATOR}${invocationId}`, owner: invocationId }),
   expire: (invocationId: string): TimerRef => ({ key: `expire${SEPARATOR}${invocationId}`, owner: invocationId }),
-  sleep: (invocationId: string, completionId: number): TimerRef => ({ key: `sleep${SEPARATOR}${invocationId}${SEPARATOR}${completionId}`, owner: invocationId }),
+  sleep: (invocationId: string, completionId: number): TimerRef => ({
+    key: `sleep${SEPARATOR}${invocationId}${SEPARATOR}${completionId}`,
+    owner: invocationId,
+  }),
 };
 
 /** What a stored timer is for, read back from its key; undefined for a key of no known purpose. */

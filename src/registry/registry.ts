@@ -89,7 +89,8 @@ export class Registry {
     const registry = new Registry(store, opts.discover ?? realDiscover, opts.outageWaitMs ?? 1);
     const doc = (await store.loadRegistry()) as Partial<RegistryDoc> | undefined;
     if (doc !== undefined && doc !== null) {
-      if (doc.version !== 1 || !Array.isArray(doc.deployments)) throw new Error('registry document has an unknown format');
+      if (doc.version !== 1 || !Array.isArray(doc.deployments))
+        throw new Error('registry document has an unknown format');
       registry.deployments = doc.deployments;
       registry.extras = extrasFromDoc(doc);
     }
@@ -106,7 +107,11 @@ export class Registry {
       const doc = (await this.store.loadRegistry()) as Partial<RegistryDoc> | undefined;
       if (doc === undefined || doc === null || doc.version !== 1 || !Array.isArray(doc.deployments)) return;
       const extras = extrasFromDoc(doc);
-      if (JSON.stringify(doc.deployments) === JSON.stringify(this.deployments) && JSON.stringify(extras) === JSON.stringify(this.extras)) return;
+      if (
+        JSON.stringify(doc.deployments) === JSON.stringify(this.deployments) &&
+        JSON.stringify(extras) === JSON.stringify(this.extras)
+      )
+        return;
       this.deployments = doc.deployments;
       this.extras = extras;
       this.reindex();
@@ -195,7 +200,10 @@ export class Registry {
       // §3.3: a dry run answers 201 with a fresh id and stores nothing; for a known URI
       // (with force) 200 and its id, which the CLI's `deployments register` looks up (§4).
       const id = existing ? existing.id : newDeploymentId();
-      const services = servicesFromManifest(found.manifest, { deploymentId: id, revisionOf: (name) => this.nextRevision(name) });
+      const services = servicesFromManifest(found.manifest, {
+        deploymentId: id,
+        revisionOf: (name) => this.nextRevision(name),
+      });
       if (!req.breaking && !req.force) this.checkCompatible(services);
 
       const deployment: Deployment = {
@@ -208,7 +216,8 @@ export class Registry {
         maxProtocolVersion: found.manifest.maxProtocolVersion,
         services,
       };
-      if (req.additionalHeaders && Object.keys(req.additionalHeaders).length > 0) deployment.additionalHeaders = req.additionalHeaders;
+      if (req.additionalHeaders && Object.keys(req.additionalHeaders).length > 0)
+        deployment.additionalHeaders = req.additionalHeaders;
       if (found.sdkVersion !== undefined) deployment.sdkVersion = found.sdkVersion;
 
       if (req.dryRun) return { created: existing === undefined, deployment };
@@ -268,7 +277,8 @@ export class Registry {
       if (!latest) throw new NotFound(`not found in the schema registry: service with name '${name}'`);
       const service: ServiceMeta = structuredClone(latest.service);
       if (patch.workflowCompletionRetention !== undefined) {
-        if (service.ty !== 'Workflow') throw new InvalidRequest(`modifying retention time for service type ${service.ty} is unsupported`);
+        if (service.ty !== 'Workflow')
+          throw new InvalidRequest(`modifying retention time for service type ${service.ty} is unsupported`);
         service.workflowCompletionRetention = patch.workflowCompletionRetention;
       }
       if (patch.public !== undefined) service.public = patch.public;
@@ -309,7 +319,8 @@ export class Registry {
 
   private nextRevision(name: string): number {
     let max = 0;
-    for (const d of this.deployments) for (const s of d.services) if (s.name === name && s.revision > max) max = s.revision;
+    for (const d of this.deployments)
+      for (const s of d.services) if (s.name === name && s.revision > max) max = s.revision;
     return max + 1;
   }
 
@@ -318,7 +329,8 @@ export class Registry {
     for (const s of services) {
       const previous = this.latest.get(s.name)?.service;
       if (previous && previous.ty !== s.ty) {
-        throw new Conflict(`[${MetaCode.incompatibleRevision}] detected a new service revision for '${s.name}' changing the service type from previous revision. Service type cannot be changed across revisions.`,
+        throw new Conflict(
+          `[${MetaCode.incompatibleRevision}] detected a new service revision for '${s.name}' changing the service type from previous revision. Service type cannot be changed across revisions.`,
           MetaCode.incompatibleRevision,
         );
       }

@@ -35,7 +35,13 @@ import { Delivery } from './services/delivery.js';
 import { flowRulesOf } from './services/flow-rules.js';
 import { Invocations } from './services/invocations.js';
 import { LockGrants } from './services/lock-grants.js';
-import { operatorActions, type DeploymentChoice, type Outcome, type RestartOptions, type Restarted } from './services/operator.js';
+import {
+  operatorActions,
+  type DeploymentChoice,
+  type Outcome,
+  type RestartOptions,
+  type Restarted,
+} from './services/operator.js';
 import { Partitions } from './services/partitions.js';
 import { RetryScheduler } from './services/retry.js';
 import { SlotGrants } from './services/slot-grants.js';
@@ -111,7 +117,14 @@ export class Runtime {
     this.admission = { registry, placement, partitions: config.partitions, now };
     const admitted = (req: InvokeRequest, handler?: EffectiveHandler) => admit(this.admission, req, handler);
     this.invocations = new Invocations({ actors: this.actors, locks: this.locks, ports, placement });
-    const operator = operatorActions({ store, registry, actors: this.actors, invocations: this.invocations, admit: admitted, now });
+    const operator = operatorActions({
+      store,
+      registry,
+      actors: this.actors,
+      invocations: this.invocations,
+      admit: admitted,
+      now,
+    });
     this.delivery = new Delivery({
       store,
       registry,
@@ -123,10 +136,34 @@ export class Runtime {
       admit: admitted,
       cancel: (id) => operator.cancel(id).then(() => undefined, ignoreMissingOrCompleted),
     });
-    this.attachments = new Attachments({ store, actors: this.actors, invocations: this.invocations, delivery: this.delivery, retry: this.retry });
-    this.mutations = new StateMutations({ store, locks: this.locks, partitions: config.partitions, retry: this.retry, granted: (ids) => ids.forEach((id) => this.grants.granted(id)) });
-    this.grants = new LockGrants({ store, locks: this.locks, actors: this.actors, retry: this.retry, now, mutations: this.mutations });
-    this.timers = new TimerService(store, (p, t) => fireTimer({ store, actors: this.actors, now }, p, t), now, (err) => log.error(`timer: ${String(err)}`));
+    this.attachments = new Attachments({
+      store,
+      actors: this.actors,
+      invocations: this.invocations,
+      delivery: this.delivery,
+      retry: this.retry,
+    });
+    this.mutations = new StateMutations({
+      store,
+      locks: this.locks,
+      partitions: config.partitions,
+      retry: this.retry,
+      granted: (ids) => ids.forEach((id) => this.grants.granted(id)),
+    });
+    this.grants = new LockGrants({
+      store,
+      locks: this.locks,
+      actors: this.actors,
+      retry: this.retry,
+      now,
+      mutations: this.mutations,
+    });
+    this.timers = new TimerService(
+      store,
+      (p, t) => fireTimer({ store, actors: this.actors, now }, p, t),
+      now,
+      (err) => log.error(`timer: ${String(err)}`),
+    );
     this.partitionsHere = new Partitions({
       store,
       partitions: config.partitions,
@@ -140,7 +177,15 @@ export class Runtime {
       locks: this.locks,
       limiters: this.limiters,
     });
-    this.afterCommit = { log, timers: this.timers, delivery: this.delivery, grants: this.grants, slots: this.slots, invocations: this.invocations, actors: this.actors };
+    this.afterCommit = {
+      log,
+      timers: this.timers,
+      delivery: this.delivery,
+      grants: this.grants,
+      slots: this.slots,
+      invocations: this.invocations,
+      actors: this.actors,
+    };
     const local: LocalOps = {
       create: (a) => this.invocations.create(a),
       call: (a) => this.invocations.call(a),
@@ -163,7 +208,11 @@ export class Runtime {
       subscriptionProgress: () => this.progressHere(),
     };
     this.ops = new Operations(placement, local);
-    this.confirmed = new ConfirmedWrites({ wait: { store, boundMs: config.storeOutageWait }, store, actors: this.actors });
+    this.confirmed = new ConfirmedWrites({
+      wait: { store, boundMs: config.storeOutageWait },
+      store,
+      actors: this.actors,
+    });
   }
 
   /**
@@ -202,19 +251,25 @@ export class Runtime {
 
   /** Operator actions of the admin API (services/operator.ts), run on the invocation's owner. */
   readonly operator = {
-    cancel: (id: string): Promise<Outcome> => this.confirmed.operator(id, 'cancel', () => this.ops.at(this.partitionOf(id), 'operator.cancel', [id])),
-    kill: (id: string): Promise<Outcome> => this.confirmed.operator(id, 'kill', () => this.ops.at(this.partitionOf(id), 'operator.kill', [id])),
+    cancel: (id: string): Promise<Outcome> =>
+      this.confirmed.operator(id, 'cancel', () => this.ops.at(this.partitionOf(id), 'operator.cancel', [id])),
+    kill: (id: string): Promise<Outcome> =>
+      this.confirmed.operator(id, 'kill', () => this.ops.at(this.partitionOf(id), 'operator.kill', [id])),
     pause: (id: string): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.pause', [id]),
-    resume: (id: string, deployment?: DeploymentChoice): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.resume', [id, deployment]),
+    resume: (id: string, deployment?: DeploymentChoice): Promise<Outcome> =>
+      this.ops.at(this.partitionOf(id), 'operator.resume', [id, deployment]),
     purge: (id: string): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.purge', [id]),
     purgeJournal: (id: string): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.purgeJournal', [id]),
-    restartAsNew: (id: string, opts?: RestartOptions): Promise<Restarted> => this.ops.at(this.partitionOf(id), 'operator.restartAsNew', [id, opts]),
+    restartAsNew: (id: string, opts?: RestartOptions): Promise<Restarted> =>
+      this.ops.at(this.partitionOf(id), 'operator.restartAsNew', [id, opts]),
   };
 
   /** Admin `POST /services/{name}/state`: resolves once the mutation is stored (by the key's owner). */
   submitStateMutation(m: StateMutation): Promise<void> {
     // Applied twice, a whole state replaced leaves what applied once does.
-    return this.confirmed.repeatable(() => this.ops.at(partitionOfTarget(m, this.config.partitions), 'submitStateMutation', [m]));
+    return this.confirmed.repeatable(() =>
+      this.ops.at(partitionOfTarget(m, this.config.partitions), 'submitStateMutation', [m]),
+    );
   }
 
   /** The limit rules changed (admin): waiting invocations get what the new rules allow, at once. */
@@ -281,7 +336,8 @@ export class Runtime {
       held: this.held,
       now,
       outcomeOf: (id: string) => this.attachments.outcomeOf(id),
-      watchAttach: (callerId: string, completionId: number, targetId: string) => this.attachments.watch(callerId, completionId, targetId),
+      watchAttach: (callerId: string, completionId: number, targetId: string) =>
+        this.attachments.watch(callerId, completionId, targetId),
     };
     return {
       store: this.store,

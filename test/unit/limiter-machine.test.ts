@@ -19,14 +19,37 @@ function run(events: LimiterEvent[]): { s: Snapshot; grants: string[][]; wakes: 
 }
 
 const vq = { id: 'vq', service: 'S' };
-const acquire = (id: string, rules: FlowRule[], now = 0, limitKey?: string): LimiterEvent => ({ type: 'acquire', invocationId: id, vqueue: vq, rules, now, ...(limitKey ? { limitKey } : {}) });
-const release = (id: string, rules: FlowRule[], now = 0): LimiterEvent => ({ type: 'release', invocationId: id, rules, now });
+const acquire = (id: string, rules: FlowRule[], now = 0, limitKey?: string): LimiterEvent => ({
+  type: 'acquire',
+  invocationId: id,
+  vqueue: vq,
+  rules,
+  now,
+  ...(limitKey ? { limitKey } : {}),
+});
+const release = (id: string, rules: FlowRule[], now = 0): LimiterEvent => ({
+  type: 'release',
+  invocationId: id,
+  rules,
+  now,
+});
 
 test('a concurrency rule gives slots in arrival order as they are given back', (t) => {
   const rules = [{ pattern: 'sc', concurrency: 2 }];
-  const { s, grants } = run([acquire('A', rules), acquire('B', rules), acquire('C', rules), acquire('D', rules), acquire('C', rules), release('A', rules), release('D', rules)]);
+  const { s, grants } = run([
+    acquire('A', rules),
+    acquire('B', rules),
+    acquire('C', rules),
+    acquire('D', rules),
+    acquire('C', rules),
+    release('A', rules),
+    release('D', rules),
+  ]);
   t.deepEqual(grants, [['A'], ['B'], [], [], [], ['C'], []]);
-  t.deepEqual(s.context.running.map((r) => r.invocationId), ['B', 'C']);
+  t.deepEqual(
+    s.context.running.map((r) => r.invocationId),
+    ['B', 'C'],
+  );
   t.deepEqual(s.context.waiting, [], 'a waiter that goes away leaves the queue; acquiring twice queues once');
   t.is(s.value, 'running');
 });
@@ -56,7 +79,13 @@ test('a paused queue waits whatever the rules say, until resumed', (t) => {
 
 test('a rate rule gives one token, then one per 1/rate seconds, and asks to be woken for the next', (t) => {
   const rules = [{ pattern: 'sc', rate: 10 }];
-  const { grants, wakes } = run([acquire('A', rules, 1000), acquire('B', rules, 1000), acquire('C', rules, 1050), { type: 'tick', rules, now: 1100 }, { type: 'tick', rules, now: 1200 }]);
+  const { grants, wakes } = run([
+    acquire('A', rules, 1000),
+    acquire('B', rules, 1000),
+    acquire('C', rules, 1050),
+    { type: 'tick', rules, now: 1100 },
+    { type: 'tick', rules, now: 1200 },
+  ]);
   t.deepEqual(grants, [['A'], [], [], ['B'], ['C']]);
   t.deepEqual(wakes, [1100, 1100, 1200]);
 });

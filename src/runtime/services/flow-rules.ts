@@ -8,7 +8,11 @@ export function flowRulesOf(rules: readonly LimitRule[], scope: string): FlowRul
     if (r.disabled || (r.concurrency === undefined && r.rate === undefined)) continue;
     const first = r.pattern.split('/')[0];
     if (first !== '*' && first !== scope) continue;
-    out.push({ pattern: r.pattern, ...(r.concurrency !== undefined ? { concurrency: r.concurrency } : {}), ...(r.rate !== undefined ? { rate: r.rate } : {}) });
+    out.push({
+      pattern: r.pattern,
+      ...(r.concurrency !== undefined ? { concurrency: r.concurrency } : {}),
+      ...(r.rate !== undefined ? { rate: r.rate } : {}),
+    });
   }
   return out;
 }

@@ -36,7 +36,8 @@ export class Invocations {
   async create(a: Admission): Promise<InvokeResult> {
     if (!a.once) return this.createNew(a);
     return this.creating.run(a.id, async () => {
-      if (this.deps.actors.has(a.id) || (await this.deps.actors.stored(a.id))) return a.ownIfFound ? this.created(a) : { invocationId: a.id, previous: true };
+      if (this.deps.actors.has(a.id) || (await this.deps.actors.stored(a.id)))
+        return a.ownIfFound ? this.created(a) : { invocationId: a.id, previous: true };
       return this.createNew(a);
     });
   }
@@ -44,7 +45,11 @@ export class Invocations {
   /** The answer to creating it: its id, and when it starts if it was asked to start later. */
   private created(a: Admission): InvokeResult {
     const { executeAt, now } = a.input;
-    return { invocationId: a.id, previous: false, ...(executeAt !== undefined ? { executeAt: Math.max(executeAt, now) } : {}) };
+    return {
+      invocationId: a.id,
+      previous: false,
+      ...(executeAt !== undefined ? { executeAt: Math.max(executeAt, now) } : {}),
+    };
   }
 
   /**
@@ -124,7 +129,14 @@ export class Invocations {
       async (lock) => {
         let created: InvocationActor | undefined;
         await lock.change({ type: 'acquire', invocationId: input.id }, async (change) => {
-          created = await InvocationActor.create(this.deps.ports, partition, { ...input, lockHeld: change.granted.includes(input.id) }, entries, { records: [change.record] }, a.handler);
+          created = await InvocationActor.create(
+            this.deps.ports,
+            partition,
+            { ...input, lockHeld: change.granted.includes(input.id) },
+            entries,
+            { records: [change.record] },
+            a.handler,
+          );
           // Known before the key's queue moves on, so a grant finds this actor, not a second copy.
           if (created.status !== 'completed') this.deps.actors.add(created);
         });

@@ -47,13 +47,17 @@ export class SlotGrants {
   granted(ids: string[], partition: number, scope: string, at: number): void {
     for (const id of ids) {
       const start = () => this.start(id, partition, scope, at);
-      start().catch((err: unknown) => this.deps.retry.later(`invocation ${id}: start after it got a slot`, err, start, partition));
+      start().catch((err: unknown) =>
+        this.deps.retry.later(`invocation ${id}: start after it got a slot`, err, start, partition),
+      );
     }
   }
 
   /** The rules changed: every limiter in memory admits what now fits (every scope with waiters is in memory). */
   async rulesChanged(): Promise<void> {
-    await Promise.all(this.deps.limiters.loaded().map((l) => this.deps.limiters.poke(l.partition, l.scope, { type: 'tick' })));
+    await Promise.all(
+      this.deps.limiters.loaded().map((l) => this.deps.limiters.poke(l.partition, l.scope, { type: 'tick' })),
+    );
   }
 
   /**
@@ -63,7 +67,11 @@ export class SlotGrants {
   async setPaused(partition: number, vqueue: string, paused: boolean): Promise<boolean> {
     const scope = await this.scopeOf(partition, vqueue);
     if (scope === undefined) return false;
-    await this.deps.limiters.poke(partition, scope, paused ? { type: 'pauseQueue', vqueue } : { type: 'resumeQueue', vqueue });
+    await this.deps.limiters.poke(
+      partition,
+      scope,
+      paused ? { type: 'pauseQueue', vqueue } : { type: 'resumeQueue', vqueue },
+    );
     return true;
   }
 
@@ -92,7 +100,9 @@ export class SlotGrants {
         const requests = asking.filter((a) => !limiter.holds(a.id)).map((a) => acquireOf(a));
         const holding = asking.filter((a) => limiter.holds(a.id)).map((a) => a.id);
         if (requests.length > 0) {
-          const change = await limiter.change(requests, (c) => this.deps.store.commit({ partition, records: slotRecords(c) }));
+          const change = await limiter.change(requests, (c) =>
+            this.deps.store.commit({ partition, records: slotRecords(c) }),
+          );
           this.deps.limiters.settled(partition, scope, change);
         }
         this.granted(holding, partition, scope, this.deps.now());
@@ -103,7 +113,8 @@ export class SlotGrants {
         actors = this.asks.get(scope) ?? [];
         this.asks.delete(scope);
       }
-      for (const a of actors) this.deps.retry.later(`invocation ${a.id}: ask its scope for a slot`, err, () => this.resume(a.id), partition);
+      for (const a of actors)
+        this.deps.retry.later(`invocation ${a.id}: ask its scope for a slot`, err, () => this.resume(a.id), partition);
     }
   }
 
@@ -113,10 +124,12 @@ export class SlotGrants {
    */
   private async start(id: string, partition: number, scope: string, at: number): Promise<void> {
     const live = await this.deps.actors.with(id, async (actor) => {
-      if (actor.status === 'pending' && actor.context.slotHeld !== true) actor.applyStoredElsewhere({ type: 'slotGranted', now: at });
+      if (actor.status === 'pending' && actor.context.slotHeld !== true)
+        actor.applyStoredElsewhere({ type: 'slotGranted', now: at });
       return actor.status !== 'completed';
     });
-    if (!live.found || !live.value) await this.deps.limiters.poke(partition, scope, { type: 'release', invocationId: id });
+    if (!live.found || !live.value)
+      await this.deps.limiters.poke(partition, scope, { type: 'release', invocationId: id });
   }
 
   /** Reload and ask again. */

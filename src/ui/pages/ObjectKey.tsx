@@ -32,7 +32,9 @@ export function ObjectKey({ service, objectKey }: { service: string; objectKey: 
   }, [service, objectKey]);
 
   const v = view.data;
-  const lock: Lock | undefined = liveLock ?? (v ? { state: v.holder ? 'locked' : 'free', holder: v.holder, inbox: v.inbox.map((i) => i.id) } : undefined);
+  const lock: Lock | undefined =
+    liveLock ??
+    (v ? { state: v.holder ? 'locked' : 'free', holder: v.holder, inbox: v.inbox.map((i) => i.id) } : undefined);
   const workflow = v?.ty === 'workflow';
   const link = (id: string) =>
     id.startsWith('inv_') ? (
@@ -40,7 +42,9 @@ export function ObjectKey({ service, objectKey }: { service: string; objectKey: 
         {id}
       </a>
     ) : (
-      <span class="mono" title="an admin state mutation waiting for the lock">{id}</span>
+      <span class="mono" title="an admin state mutation waiting for the lock">
+        {id}
+      </span>
     );
   return (
     <div class="stack">
@@ -50,7 +54,10 @@ export function ObjectKey({ service, objectKey }: { service: string; objectKey: 
         </h1>
         <span class="badge">{workflow ? 'workflow id' : 'object key'}</span>
         <span class="spacer" />
-        <a class="btn" href={`/ui/invocations?service=${encodeURIComponent(service)}&key=${encodeURIComponent(objectKey)}`}>
+        <a
+          class="btn"
+          href={`/ui/invocations?service=${encodeURIComponent(service)}&key=${encodeURIComponent(objectKey)}`}
+        >
           Its invocations
         </a>
       </div>
@@ -62,7 +69,13 @@ export function ObjectKey({ service, objectKey }: { service: string; objectKey: 
               <h2>Lock</h2>
               <span class="muted small">machines/object-key.ts</span>
             </div>
-            <MachineDiagram layout={objectKeyLayout} current={lock?.state} tone={lock?.state === 'locked' ? 'warn' : 'ok'} maxScale={1} title="object-key machine" />
+            <MachineDiagram
+              layout={objectKeyLayout}
+              current={lock?.state}
+              tone={lock?.state === 'locked' ? 'warn' : 'ok'}
+              maxScale={1}
+              title="object-key machine"
+            />
             <dl class="kv" style={{ marginTop: '12px' }}>
               <dt>Holder</dt>
               <dd>{lock?.holder ? link(lock.holder) : <span class="muted">nobody: the key is free</span>}</dd>
