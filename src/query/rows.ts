@@ -201,24 +201,24 @@ async function stateOwners(
 ): Promise<Array<{ partition: number; service: string; key: string }>> {
   const services = pinnedValues(scan, 'service_name');
   const keys = pinnedValues(scan, 'service_key');
-  if (services && keys) {
-    return [...services].flatMap((service) =>
-      [...keys].map((key) => ({ partition: partitionOfTarget({ key }, config.partitions), service, key })),
-    );
-  }
   const owners = new Map<string, { partition: number; service: string; key: string }>();
   const add = (partition: number, service: string, key: string) => {
     if (services && !services.has(splitStoredService(service).service)) return;
     if (keys && !keys.has(key)) return;
     owners.set(JSON.stringify([service, key]), { partition, service, key });
   };
-  for (const inv of await reader.invocations()) {
-    const t = inv.context.target;
-    if (t.key !== undefined && t.serviceTy !== 'Service') add(inv.partition, storedService(t), t.key);
+  if (services && keys) {
+    // Unscoped state of the pinned keys is read straight from their partitions.
+    for (const service of services) for (const key of keys) add(partitionOfTarget({ key }, config.partitions), service, key);
+  } else {
+    for (const inv of await reader.invocations()) {
+      const t = inv.context.target;
+      if (t.key !== undefined && t.serviceTy !== 'Service') add(inv.partition, storedService(t), t.key);
+    }
   }
   // Every key whose state anything could write has a lock record: exclusive handlers and
-  // admin state mutations take the lock (runtime/object-locks.ts), also once their
-  // invocations are purged.
+  // admin state mutations take the lock (runtime/kernel/object-keys.ts), also once their
+  // invocations are purged. Scoped state lives in its scope's partition, found here too.
   for (let p = 0; p < config.partitions; p++) {
     for (const record of await reader.objectKeys(p)) {
       const parsed = parseObjectRecordKey(record);
