@@ -98,8 +98,7 @@ export interface InvokerWorld {
 export async function openWorld(): Promise<InvokerWorld> {
   const dir = await mkdtemp(join(tmpdir(), 'redstate-invoker-'));
   const store = await EmbeddedStore.open(dir);
-  const discover = () =>
-    Promise.resolve({ manifest, manifestVersion: 4, sdkVersion: 'restate-sdk-typescript/1.17.2' });
+  const discover = () => Promise.resolve({ manifest, manifestVersion: 4, sdkVersion: 'restate-sdk-typescript/1.17.2' });
   const registry = await Registry.load(store, { discover });
   await registry.register({ uri: 'http://127.0.0.1:19081' });
   return {

@@ -47,7 +47,17 @@ export interface BatchContext {
 }
 
 export async function readBatch(frames: Frame[], ctx: BatchContext): Promise<Batch> {
-  const b: Batch = { entries: [], events: [], timersAdd: [], outboxAdd: [], state: [], attachWaits: [], acks: [], ended: false, failed: false };
+  const b: Batch = {
+    entries: [],
+    events: [],
+    timersAdd: [],
+    outboxAdd: [],
+    state: [],
+    attachWaits: [],
+    acks: [],
+    ended: false,
+    failed: false,
+  };
   for (const frame of frames) {
     if (b.ended) break;
     try {
@@ -57,14 +67,21 @@ export async function readBatch(frames: Frame[], ctx: BatchContext): Promise<Bat
       // The SDK broke the protocol: the attempt fails and is retried, instead of the batch
       // being lost while the SDK waits for an answer to it.
       if (!(err instanceof ProtoError)) throw err;
-      fail(b, ctx, { code: ProtocolCode.protocolViolation, message: `malformed ${messageName(frame.type)} from the SDK: ${err.message}` });
+      fail(b, ctx, {
+        code: ProtocolCode.protocolViolation,
+        message: `malformed ${messageName(frame.type)} from the SDK: ${err.message}`,
+      });
     }
   }
   return b;
 }
 
 function fail(b: Batch, ctx: BatchContext, failure: Omit<AttemptFailure, 'errorCode'>): void {
-  b.events.push({ type: 'attemptFailed', failure: { errorCode: RuntimeCode.retryableServiceError, ...failure }, now: ctx.now });
+  b.events.push({
+    type: 'attemptFailed',
+    failure: { errorCode: RuntimeCode.retryableServiceError, ...failure },
+    now: ctx.now,
+  });
   b.ended = true;
   b.failed = true;
 }
@@ -92,7 +109,9 @@ function readControl(frame: Frame, ctx: BatchContext, b: Batch): void {
   switch (frame.type) {
     case MessageType.ProposeRunCompletion: {
       const p = decodeProposeRunCompletion(frame.payload);
-      const n = p.failure ? { completionId: p.resultCompletionId, failure: p.failure } : { completionId: p.resultCompletionId, value: p.value ?? new Uint8Array() };
+      const n = p.failure
+        ? { completionId: p.resultCompletionId, failure: p.failure }
+        : { completionId: p.resultCompletionId, value: p.value ?? new Uint8Array() };
       b.entries.push({ type: MessageType.RunCompletionNotification, payload: encodeNotification(n) });
       if (ctx.protocolVersion >= 7 && (frame.flags & REQUESTED_ACK) !== 0) b.acks.push(b.entries.length - 1);
       return;
@@ -101,14 +120,23 @@ function readControl(frame: Frame, ctx: BatchContext, b: Batch): void {
       return;
     case MessageType.End: {
       const completion = completionOf(b.entries, ctx);
-      if (!completion) return fail(b, ctx, { code: ProtocolCode.protocolViolation, message: 'the SDK sent End without an Output command' });
+      if (!completion)
+        return fail(b, ctx, {
+          code: ProtocolCode.protocolViolation,
+          message: 'the SDK sent End without an Output command',
+        });
       b.events.push({ type: 'complete', completion, now: ctx.now });
       b.ended = true;
       return;
     }
     case MessageType.Suspension: {
       const s = decodeSuspension(frame.payload);
-      const awaiting = { completions: s.waitingCompletions, signals: s.waitingSignals, namedSignals: s.waitingNamedSignals, ...(s.awaitingOn ? { future: s.awaitingOn } : {}) };
+      const awaiting = {
+        completions: s.waitingCompletions,
+        signals: s.waitingSignals,
+        namedSignals: s.waitingNamedSignals,
+        ...(s.awaitingOn ? { future: s.awaitingOn } : {}),
+      };
       b.events.push({ type: 'suspend', awaiting, now: ctx.now });
       b.ended = true;
       return;
@@ -116,7 +144,10 @@ function readControl(frame: Frame, ctx: BatchContext, b: Batch): void {
     case MessageType.Error:
       return fail(b, ctx, failureOf(decodeError(frame.payload)));
     default:
-      fail(b, ctx, { code: ProtocolCode.protocolViolation, message: `unexpected message 0x${frame.type.toString(16)} from the SDK` });
+      fail(b, ctx, {
+        code: ProtocolCode.protocolViolation,
+        message: `unexpected message 0x${frame.type.toString(16)} from the SDK`,
+      });
   }
 }
 
@@ -138,7 +169,8 @@ function failureOf(e: ErrorMessage): Omit<AttemptFailure, 'errorCode'> {
 /** The invocation's result: the last Output command of this batch, else of the journal. */
 function completionOf(entries: JournalEntry[], ctx: BatchContext): Completion | undefined {
   let output: JournalEntry | undefined;
-  for (let i = entries.length - 1; i >= 0 && !output; i--) if (entries[i]!.type === MessageType.OutputCommand) output = entries[i];
+  for (let i = entries.length - 1; i >= 0 && !output; i--)
+    if (entries[i]!.type === MessageType.OutputCommand) output = entries[i];
   output ??= ctx.storedOutput();
   if (!output) return undefined;
   const o = decodeOutputCommand(output.payload);
