@@ -12,10 +12,12 @@ import {
   ErrorBehavior,
   isCommand,
   isCustomEntry,
+  messageName,
   MessageType,
   type ErrorMessage,
 } from '../../protocol/messages.js';
 import { REQUESTED_ACK, type Frame } from '../../protocol/framing.js';
+import { ProtoError } from '../../protocol/protobuf.js';
 import { ProtocolCode, RuntimeCode } from '../../errors.js';
 import type { AttemptFailure, Completion, InvocationEvent } from '../../../machines/invocation.js';
 import type { JournalEntry, OutboxMessage, StateOp, Timer } from '../../store/types.js';
@@ -58,8 +60,18 @@ export async function readBatch(frames: Frame[], ctx: BatchContext): Promise<Bat
   };
   for (const frame of frames) {
     if (b.ended) break;
-    if (isCommand(frame.type) || isCustomEntry(frame.type)) await readCommand(frame, ctx, b);
-    else readControl(frame, ctx, b);
+    try {
+      if (isCommand(frame.type) || isCustomEntry(frame.type)) await readCommand(frame, ctx, b);
+      else readControl(frame, ctx, b);
+    } catch (err) {
+      // The SDK broke the protocol: the attempt fails and is retried, instead of the batch
+      // being lost while the SDK waits for an answer to it.
+      if (!(err instanceof ProtoError)) throw err;
+      fail(b, ctx, {
+        code: ProtocolCode.protocolViolation,
+        message: `malformed ${messageName(frame.type)} from the SDK: ${err.message}`,
+      });
+    }
   }
   return b;
 }
