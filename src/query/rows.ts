@@ -209,7 +209,8 @@ async function stateOwners(
   };
   if (services && keys) {
     // Unscoped state of the pinned keys is read straight from their partitions.
-    for (const service of services) for (const key of keys) add(partitionOfTarget({ key }, config.partitions), service, key);
+    for (const service of services)
+      for (const key of keys) add(partitionOfTarget({ key }, config.partitions), service, key);
   } else {
     for (const inv of await reader.invocations()) {
       const t = inv.context.target;
