@@ -211,6 +211,34 @@ for (const store of storeKinds) {
     });
     const fresh = await query(stack, `SELECT service_key FROM state WHERE service_name = 'Counter'`);
     t.true(fresh.some((r) => r['service_key'] === `fresh-${store}`));
+    // A scoped key's state is apart from the unscoped key's, and listed beside it when a query
+    // pins service and key (as the CLI's kv get does): it lives in its scope's partition.
+    t.is(
+      (
+        await stack.admin.post('services/Counter/state', {
+          json: { object_key: key, scope: 'sc1', new_state: { count: json(9) } },
+        })
+      ).statusCode,
+      202,
+    );
+    await waitFor(
+      async () =>
+        (
+          await query(
+            stack,
+            `SELECT scope, value_utf8 FROM state WHERE service_name = 'Counter' AND service_key = '${key}' AND key = 'count' ORDER BY scope NULLS FIRST`,
+          )
+        ).length === 2,
+      5000,
+    );
+    t.deepEqual(
+      await query(
+        stack,
+        `SELECT scope, value_utf8 FROM state WHERE service_name = 'Counter' AND service_key = '${key}' AND key = 'count' ORDER BY scope NULLS FIRST`,
+      ),
+      // NULL columns are left out of JSON rows, as the reference's writer does.
+      [{ value_utf8: '7' }, { scope: 'sc1', value_utf8: '9' }],
+    );
   });
 
   test(`${store}: POST /services/{name}/state errors`, async (t) => {
