@@ -246,7 +246,10 @@ export class Runtime {
    * §2.8). A target that does not exist or has completed is ignored, as Restate does.
    */
   signal(invocationId: string, signalId: number, result: SignalResult): Promise<void> {
-    return this.ops.at(this.partitionOf(invocationId), 'signal', [invocationId, signalId, result]);
+    // Delivered again, a signal already in the journal is not appended twice (services/delivery.ts).
+    return this.confirmed.repeatable(() =>
+      this.ops.at(this.partitionOf(invocationId), 'signal', [invocationId, signalId, result]),
+    );
   }
 
   /** Operator actions of the admin API (services/operator.ts), run on the invocation's owner. */
@@ -255,10 +258,13 @@ export class Runtime {
       this.confirmed.operator(id, 'cancel', () => this.ops.at(this.partitionOf(id), 'operator.cancel', [id])),
     kill: (id: string): Promise<Outcome> =>
       this.confirmed.operator(id, 'kill', () => this.ops.at(this.partitionOf(id), 'operator.kill', [id])),
-    pause: (id: string): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.pause', [id]),
+    pause: (id: string): Promise<Outcome> =>
+      this.confirmed.operator(id, 'pause', () => this.ops.at(this.partitionOf(id), 'operator.pause', [id])),
+    // Applied again, a resume that landed finds nothing left to do.
     resume: (id: string, deployment?: DeploymentChoice): Promise<Outcome> =>
-      this.ops.at(this.partitionOf(id), 'operator.resume', [id, deployment]),
-    purge: (id: string): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.purge', [id]),
+      this.confirmed.repeatable(() => this.ops.at(this.partitionOf(id), 'operator.resume', [id, deployment])),
+    purge: (id: string): Promise<Outcome> =>
+      this.confirmed.operator(id, 'purge', () => this.ops.at(this.partitionOf(id), 'operator.purge', [id])),
     purgeJournal: (id: string): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.purgeJournal', [id]),
     restartAsNew: (id: string, opts?: RestartOptions): Promise<Restarted> =>
       this.ops.at(this.partitionOf(id), 'operator.restartAsNew', [id, opts]),

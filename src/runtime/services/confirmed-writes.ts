@@ -45,15 +45,15 @@ export class ConfirmedWrites {
       if (!(err instanceof StoreUnavailable) || !mayHaveCreated) throw err;
       const waited = (this.deps.wait.boundMs / 1000).toFixed(1);
       throw new StoreUnavailable(
-        `The store stayed unavailable for ${waited} s while this invocation was being created, so whether it was is not known yet. ` +
+        `The store became unavailable while this invocation was being created and stayed unavailable for ${waited} s, so whether it was created is not known yet. ` +
           `Its id is ${a.id}: attach to it (/restate/attach/${a.id}) once the store is back; sending the request again without an idempotency key may run it twice.`,
         true,
       );
     });
   }
 
-  /** A cancel or kill: it landed if the invocation shows it (operator.ts `operatorLanded`). */
-  operator(id: string, action: 'cancel' | 'kill', run: () => Promise<Outcome>): Promise<Outcome> {
+  /** A cancel, kill, pause or purge: it landed if the invocation shows it (operator.ts `operatorLanded`). */
+  operator(id: string, action: 'cancel' | 'kill' | 'pause' | 'purge', run: () => Promise<Outcome>): Promise<Outcome> {
     return confirmed(this.deps.wait, run, () => operatorLanded(this.deps, id, action));
   }
 

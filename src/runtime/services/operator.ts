@@ -338,10 +338,12 @@ export async function restartAsNew(rt: OperatorDeps, id: string, opts: RestartOp
 export async function operatorLanded(
   rt: Pick<OperatorDeps, 'store' | 'actors'>,
   id: string,
-  action: 'cancel' | 'kill',
+  action: 'cancel' | 'kill' | 'pause' | 'purge',
 ): Promise<Outcome | undefined> {
   const stored = await rt.actors.stored(id);
   if (!stored) return 'done';
+  if (action === 'purge') return undefined;
+  if (action === 'pause') return stored.value === 'paused' ? 'done' : undefined;
   const { completion } = stored.context;
   const failure = completion && 'failure' in completion ? completion.failure : undefined;
   if (action === 'kill') return failure?.message === KILLED.message ? 'done' : undefined;
