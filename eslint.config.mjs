@@ -3,36 +3,33 @@
 // promises passed where a plain value or callback is expected.
 import tseslint from 'typescript-eslint';
 
+const rules = {
+  '@typescript-eslint/no-floating-promises': 'error',
+  '@typescript-eslint/no-misused-promises': 'error',
+  '@typescript-eslint/await-thenable': 'error',
+  '@typescript-eslint/no-explicit-any': 'error',
+};
+
+/** The server and its tests, and the web UI: each read with its own tsconfig. */
+const typed = (files, project, extra = {}) => ({
+  files,
+  ...extra,
+  languageOptions: { parser: tseslint.parser, parserOptions: { project, tsconfigRootDir: import.meta.dirname } },
+  plugins: { '@typescript-eslint': tseslint.plugin },
+});
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'bench-results/**', 'test-output/**', '**/*.mjs', '**/*.cjs', '**/*.js'] },
   {
-    files: ['src/**/*.ts', 'machines/**/*.ts', 'test/**/*.ts'],
-    ignores: ['src/ui/**'],
-    languageOptions: {
-      parser: tseslint.parser,
-      parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname },
-    },
-    plugins: { '@typescript-eslint': tseslint.plugin },
-    rules: {
-      '@typescript-eslint/no-floating-promises': 'error',
-      '@typescript-eslint/no-misused-promises': 'error',
-      '@typescript-eslint/await-thenable': 'error',
-      '@typescript-eslint/no-explicit-any': 'error',
-    },
+    ...typed(['src/**/*.ts', 'machines/**/*.ts', 'test/**/*.ts'], './tsconfig.json', { ignores: ['src/ui/**'] }),
+    rules,
   },
   {
-    files: ['src/ui/**/*.ts', 'src/ui/**/*.tsx'],
-    languageOptions: {
-      parser: tseslint.parser,
-      parserOptions: { project: './src/ui/tsconfig.json', tsconfigRootDir: import.meta.dirname },
-    },
-    plugins: { '@typescript-eslint': tseslint.plugin },
+    ...typed(['src/ui/**/*.ts', 'src/ui/**/*.tsx'], './src/ui/tsconfig.json'),
     rules: {
-      '@typescript-eslint/no-floating-promises': 'error',
+      ...rules,
       // An event handler given to an element may be async: each catches and shows its own errors.
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { attributes: false } }],
-      '@typescript-eslint/await-thenable': 'error',
-      '@typescript-eslint/no-explicit-any': 'error',
     },
   },
 );

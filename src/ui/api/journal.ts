@@ -8,7 +8,8 @@
 import { query, sqlString } from './query';
 import { decodeBytes, toMs } from '../format';
 
-interface JournalRow {
+/** A `sys_journal` row as the UI selects it. */
+export interface JournalRow {
   index: number;
   entry_type: string;
   name?: string;

@@ -5,7 +5,7 @@
  * waits (a retry or a scheduled start at a time, a key's lock held by another, an operator's
  * resume). From sys_invocation, sys_journal (read by id) and sys_keyed_service_status.
  */
-import { itemOf, type JournalItem } from './journal';
+import { itemOf, type JournalItem, type JournalRow } from './journal';
 import { toMs } from '../format';
 import { query, sqlList } from './query';
 
@@ -62,16 +62,7 @@ const keyLink = (service: string, key: string) => ({
 async function journals(ids: string[]): Promise<Map<string, JournalItem[]>> {
   const out = new Map<string, JournalItem[]>();
   for (let i = 0; i < ids.length; i += CHUNK) {
-    const rows = await query<{
-      id: string;
-      index: number;
-      entry_type: string;
-      name?: string;
-      entry_json?: string;
-      appended_at?: string;
-      sleep_wakeup_at?: string;
-      promise_name?: string;
-    }>(
+    const rows = await query<JournalRow & { id: string }>(
       `SELECT id, index, entry_type, name, entry_json, appended_at, sleep_wakeup_at, promise_name FROM sys_journal WHERE id IN ${sqlList(ids.slice(i, i + CHUNK))} ORDER BY id, index`,
     );
     for (const r of rows) out.set(r.id, [...(out.get(r.id) ?? []), itemOf(r)]);

@@ -9,6 +9,7 @@ import { objectKeys, workflowRuns, type KeySummary, type WorkflowRun } from '../
 import type { LiveChange } from '../api/live';
 import { Ago, Elapsed } from '../components/Ago';
 import { ErrorBox } from '../components/ErrorBox';
+import { KeyFilter } from '../components/KeyFilter';
 import { toMs } from '../format';
 import { useLoad } from '../hooks/use-load';
 import { ServiceHead } from '../service/ServiceHead';
@@ -102,7 +103,7 @@ function RunsTable({ service, runs }: { service: string; runs: WorkflowRun[] }) 
 }
 
 export function ServiceKeys({ name }: { name: string }) {
-  const { query: q, route, path } = useLocation();
+  const { query: q } = useLocation();
   const filter = q.key ?? '';
   const service = useLoad(() => getService(name), [name]);
   const ty = service.data?.ty;
@@ -133,20 +134,7 @@ export function ServiceKeys({ name }: { name: string }) {
       <ErrorBox error={service.error ?? data.error} />
       <div class="card" id="keys">
         <div class="row" style={{ marginBottom: '10px' }}>
-          <label class="field" style={{ flexDirection: 'row', alignItems: 'center', gap: '8px' }}>
-            {ty === 'Workflow' ? 'Workflow id' : 'Key'} contains
-            <input
-              name="key"
-              value={filter}
-              placeholder="any"
-              onChange={(e) =>
-                route(
-                  `${path}${e.currentTarget.value ? `?key=${encodeURIComponent(e.currentTarget.value)}` : ''}`,
-                  true,
-                )
-              }
-            />
-          </label>
+          <KeyFilter label={ty === 'Workflow' ? 'Workflow id' : 'Key'} />
           <span class="muted small">
             {count === undefined
               ? 'loading…'

@@ -7,6 +7,7 @@ import { useLocation } from 'preact-iso';
 import { getService } from '../api/admin';
 import { stateAcrossKeys } from '../api/keys';
 import { ErrorBox } from '../components/ErrorBox';
+import { KeyFilter } from '../components/KeyFilter';
 import { useLoad } from '../hooks/use-load';
 import { ServiceHead } from '../service/ServiceHead';
 
@@ -14,7 +15,7 @@ const LIMIT = 2000;
 const shorten = (text: string) => (text.length > 80 ? `${text.slice(0, 80)}…` : text);
 
 export function ServiceState({ name }: { name: string }) {
-  const { query: q, route, path } = useLocation();
+  const { query: q } = useLocation();
   const filter = q.key ?? '';
   const service = useLoad(() => getService(name), [name]);
   const state = useLoad(() => stateAcrossKeys(name, filter, LIMIT), [name, filter], {
@@ -27,20 +28,7 @@ export function ServiceState({ name }: { name: string }) {
       <ErrorBox error={service.error ?? state.error} />
       <div class="card" id="state-across">
         <div class="row" style={{ marginBottom: '10px' }}>
-          <label class="field" style={{ flexDirection: 'row', alignItems: 'center', gap: '8px' }}>
-            Key contains
-            <input
-              name="key"
-              value={filter}
-              placeholder="any"
-              onChange={(e) =>
-                route(
-                  `${path}${e.currentTarget.value ? `?key=${encodeURIComponent(e.currentTarget.value)}` : ''}`,
-                  true,
-                )
-              }
-            />
-          </label>
+          <KeyFilter label="Key" />
           <span class="muted small">{data ? `${data.rows.length} keys with state` : 'loading…'}</span>
         </div>
         {data && data.rows.length === 0 && <div class="empty">No state{filter ? ' for these keys' : ''}.</div>}
