@@ -309,7 +309,7 @@ export const settings: readonly Setting[] = [
     flag: '--redis-wait-replicas',
     env: 'REDSTATE_REDIS_WAIT_REPLICAS',
     arg: 'N|auto',
-    help: 'replicas each Redis commit waits for (WAIT) before it is acknowledged; auto: 1 while the primary has one connected',
+    help: 'replicas each Redis commit waits for (WAIT) before it is acknowledged; auto: 1 with Sentinel, or once a replica of the primary comes online (never fewer after)',
     parse: replicas,
   },
   {

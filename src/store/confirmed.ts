@@ -9,13 +9,16 @@
  * (`landed`) and answered as if nothing had happened, or done now if it did not land. Only
  * past the bound does the caller get a 503, whose text says whether a retry is safe.
  */
-import { StoreUnavailable, type Store } from './types.js';
+import { StoreUnavailable, TransitionConflict, type Store } from './types.js';
 
 export interface OutageWait {
   readonly store: Pick<Store, 'ping'>;
   /** How long (ms) one request may wait for the store to come back (`REDSTATE_STORE_OUTAGE_WAIT`). */
   readonly boundMs: number;
 }
+
+/** After a conflict, how long before the write is tried again on the actor read again. */
+const CONFLICT_PAUSE_MS = 50;
 
 /** While the store is away, how often it is asked whether it answers again. */
 const PROBE_EVERY_MS = 100;
@@ -45,6 +48,13 @@ export async function confirmed<T>(
       // Fenced (a partition this node stopped holding while the store was away) wrote nothing
       // either: tried again once the store answers, by this node if it holds it again, else
       // by the write's own way to the owner.
+      if (err instanceof TransitionConflict && Date.now() + CONFLICT_PAUSE_MS < deadline) {
+        // The store did not hold what this node had in memory (a failover lost what a replica
+        // never got; a commit of unknown outcome): nothing was written, and the actor that
+        // expected it is read again from the store, so the write is tried again on that.
+        await new Promise((r) => setTimeout(r, CONFLICT_PAUSE_MS));
+        continue;
+      }
       if (!(err instanceof StoreUnavailable)) throw err;
       unknown ||= err.mayHaveApplied;
       await storeAnswers(wait, deadline, !unknown ? 'notApplied' : landed ? 'unknown' : 'repeatable');

@@ -71,7 +71,11 @@ type ScriptedRedis = CoordinatedRedis & {
 };
 
 /** The replicas commits wait for: none on a Redis Cluster, where a number is refused. */
-async function replicationOf(redis: RedisClient, options: RedisStoreOptions): Promise<Replication | undefined> {
+async function replicationOf(
+  redis: RedisClient,
+  url: string,
+  options: RedisStoreOptions,
+): Promise<Replication | undefined> {
   const setting = options.waitReplicas ?? 'auto';
   if (isCluster(redis)) {
     if (setting !== 'auto' && setting > 0)
@@ -80,7 +84,12 @@ async function replicationOf(redis: RedisClient, options: RedisStoreOptions): Pr
       );
     return undefined;
   }
-  const replication = await Replication.start(redis, setting, (message) => options.onReplication?.(message));
+  const replication = await Replication.start(
+    redis,
+    setting,
+    (message) => options.onReplication?.(message),
+    parseRedisUrl(url).kind === 'sentinel',
+  );
   options.onReplication?.(
     replication.replicas > 0
       ? `Redis replication: every commit waits for ${replication.replicas} replica(s) before it is acknowledged`
@@ -160,7 +169,7 @@ export class RedisStore implements Store {
         isCluster(redis) ? () => pingMasters(redis) : undefined,
       );
       metrics.connected.set(1);
-      const replication = await replicationOf(redis, options);
+      const replication = await replicationOf(redis, url, options);
       return new RedisStore(redis, availability, { backend: 'redis', location, warnings }, metrics, replication);
     } catch (err) {
       redis.disconnect();

@@ -9,9 +9,13 @@
  * confirmed anywhere else: `StoreUnavailable` with `mayHaveApplied` (store/confirmed.ts then
  * settles it for the client once enough replicas are back).
  *
- * `auto` (the default) waits for 1 replica while the primary has one online, and for none while
- * it has none (right after a failover, until the old primary is back as a replica): a primary
- * left alone keeps serving, as Redis does. A number waits for that many, always.
+ * `auto` (the default) waits for 1 replica once the deployment has one: from the start with
+ * Sentinel, or once a replica of a plain primary comes online; it never goes back to none. Right
+ * after a failover the new primary has no replica until the old one is back as its replica, and
+ * its commits are not acknowledged meanwhile (writes wait for it: store/confirmed.ts): a commit
+ * acknowledged by a primary alone would be lost if that primary failed too before a replica had
+ * it (the Sentinel fault campaign lost acknowledged adds so when `auto` followed the replicas
+ * online). A number waits for that many, always.
  */
 import type { Redis } from 'ioredis';
 import { StoreUnavailable } from '../types.js';
@@ -33,15 +37,23 @@ export class Replication {
     private readonly redis: Redis,
     setting: ReplicasSetting,
     private readonly log: (message: string) => void,
-    online: number,
+    replicated: boolean,
   ) {
-    this.required = setting === 'auto' ? Math.min(1, online) : setting;
+    this.required = setting === 'auto' ? (replicated ? 1 : 0) : setting;
   }
 
-  /** Reads the primary's replicas once; `auto` then follows them. */
-  static async start(redis: Redis, setting: ReplicasSetting, log: (message: string) => void): Promise<Replication> {
-    const replication = new Replication(redis, setting, log, await onlineReplicas(redis));
-    if (setting === 'auto') replication.watch();
+  /**
+   * `sentinel`: the primary is one Sentinel watches, so the deployment has a replica. Without
+   * one, `auto` reads the primary's replicas once, then raises to 1 when one comes online.
+   */
+  static async start(
+    redis: Redis,
+    setting: ReplicasSetting,
+    log: (message: string) => void,
+    sentinel: boolean,
+  ): Promise<Replication> {
+    const replication = new Replication(redis, setting, log, sentinel || (await onlineReplicas(redis)) > 0);
+    if (setting === 'auto' && replication.required === 0) replication.watch();
     return replication;
   }
 
@@ -104,13 +116,11 @@ export class Replication {
   private readonly refresh = (): void => {
     onlineReplicas(this.redis).then(
       (online) => {
-        const required = Math.min(1, online);
-        if (required === this.required) return;
-        this.required = required;
+        if (online === 0 || this.required > 0) return;
+        this.required = 1;
+        this.stop();
         this.log(
-          required > 0
-            ? `Redis replication: a replica is online; every commit waits for it before it is acknowledged`
-            : `Redis replication: no replica online; commits are acknowledged by the primary alone until one is back`,
+          'Redis replication: a replica is online; from now on every commit waits for one before it is acknowledged',
         );
       },
       // Unreachable: the outage is reported elsewhere (availability.ts); the next look tells.

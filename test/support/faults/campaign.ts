@@ -49,6 +49,7 @@ export async function runRound(opts: CampaignOptions, round: number): Promise<Ro
     seed,
     ops: opts.ops,
     acked: 0,
+    unacknowledged: {},
     unavailable: 0,
     ambiguous: 0,
     resumeMs: [],
@@ -67,6 +68,12 @@ export async function runRound(opts: CampaignOptions, round: number): Promise<Ro
     );
     const sent = await runLoad(stack.ingress, plan, opts.concurrency, (op) => injector.onStart(op));
     result.acked = sent.filter((s) => s.acked).length;
+    for (const s of sent) {
+      if (s.acked) continue;
+      // The error code, or the status: the kinds, not each body.
+      const kind = (s.error ?? 'unknown').split(' ')[0]!;
+      result.unacknowledged[kind] = (result.unacknowledged[kind] ?? 0) + 1;
+    }
     result.unavailable = sent.reduce((n, s) => n + s.unavailable, 0);
     result.ambiguous = sent.reduce((n, s) => n + s.ambiguous, 0);
     result.faults = await injector.done();

@@ -11,6 +11,8 @@ export interface RoundResult {
   seed: number;
   ops: number;
   acked: number;
+  /** Why the others got no acknowledgement, by kind of answer (`ETIMEDOUT`, `500`, ...). */
+  unacknowledged: Record<string, number>;
   /** 503s the retrying client got, and those that said the outcome was not known. */
   unavailable: number;
   ambiguous: number;
@@ -86,8 +88,15 @@ export function summary(r: RoundResult): string {
   return (
     `${r.store}/${r.fault} round ${r.round} (seed ${r.seed}): ${r.ops} ops, ${r.acked} acknowledged, ${r.faults.length} faults, ` +
     `${r.unavailable} 503s (${r.ambiguous} ambiguous), resumed after ${r.resumeMs.map(seconds).join('/') || '-'} s, ` +
+    unacknowledgedText(r) +
     `${found.join(', ') || 'no violation'}, ${(r.durationMs / 1000).toFixed(1)} s`
   );
+}
+
+/** `unacknowledged: 12 ETIMEDOUT, 3 ECONNRESET, ` — what the operations without an acknowledgement got. */
+function unacknowledgedText(r: RoundResult): string {
+  const kinds = Object.entries(r.unacknowledged).sort(([, a], [, b]) => b - a);
+  return kinds.length === 0 ? '' : `unacknowledged: ${kinds.map(([kind, n]) => `${n} ${kind}`).join(', ')}, `;
 }
 
 /** Per kind, the first few violations in full (with the server's lines about their invocations), then a count of the rest. */
