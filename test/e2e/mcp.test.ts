@@ -195,6 +195,9 @@ for (const store of storeKinds) {
     const client = await agent(t, t.context[store]!);
     const sent = await ok(t, client, 'send', { service: 'Greeter', handler: 'greet', input: 'later', delay: '1h' });
     t.truthy(sent.execution_time);
+    const at = await ok(t, client, 'send', { service: 'Greeter', handler: 'greet', input: 'at', at: '2036-01-01T00:00:00Z' });
+    t.is(at.execution_time, '2036-01-01T00:00:00.000000000Z');
+    t.is(await statusOf(t, client, at.invocation_id as string), 'scheduled');
     const id = sent.invocation_id as string;
     t.is(await statusOf(t, client, id), 'scheduled');
     t.is((await ok(t, client, 'cancel_invocation', { invocation_id: id })).outcome, 'done');
@@ -228,6 +231,7 @@ for (const store of storeKinds) {
     t.is(await refused(t, client, 'call', { service: 'Cart', handler: 'add', input: 1 }), 'a key is required for virtual objects and workflows, and not allowed for plain services');
     t.regex(await refused(t, client, 'call', { service: 'Greeter', handler: 'greet', delay: '1s' }), /Unrecognized key: "delay"/);
     t.regex(await refused(t, client, 'send', { service: 'Greeter', handler: 'greet', delay: 'soon' }), /^bad delay query parameter/);
+    t.regex(await refused(t, client, 'send', { service: 'Greeter', handler: 'greet', at: 'soon' }), /^bad at query parameter/);
     t.is(await refused(t, client, 'kill_invocation', { invocation_id: 'garbage' }), "The request field 'invocation_id' is invalid. Reason: bad format");
     t.is(await refused(t, client, 'kill_invocation', { invocation_id: 'inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi' }), "The requested invocation 'inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi' does not exist");
     t.regex(await refused(t, client, 'resolve_awakeable', { awakeable_id: 'nope' }), /^bad awakeable id 'nope'/);
