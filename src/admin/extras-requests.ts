@@ -139,12 +139,15 @@ export function decodeUpsertRules(doc: JsonDocument): RuleUpsert[] {
     const rule: RuleUpsert = { pattern: pattern(d, d.required(obj, at, 'pattern'), `${at}.pattern`), disabled: false, precondition: { type: 'none' } };
     const limits = obj.get('limits');
     if (!isNull(limits)) {
-      const l = d.struct(limits, `${at}.limits`, 'UserLimits', ['concurrency', 'rate']);
+      const l = d.struct(limits, `${at}.limits`, 'UserLimits', ['concurrency', 'rate', 'backlog']);
       const c = l.get('concurrency');
       if (!isNull(c)) rule.concurrency = d.u32(c, `${at}.limits.concurrency`, true);
       // Ours, beyond the reference: invocations started per second.
       const rate = l.get('rate');
       if (!isNull(rate)) rule.rate = d.u32(rate, `${at}.limits.rate`, true);
+      // Ours too: how many may wait in a bucket before new requests are refused (0: none may).
+      const backlog = l.get('backlog');
+      if (!isNull(backlog)) rule.backlog = d.u32(backlog, `${at}.limits.backlog`, false);
     }
     const description = obj.get('description');
     if (!isNull(description)) rule.description = d.string(description, `${at}.description`);

@@ -3,7 +3,7 @@
  * as what they were, and domain errors sent as their class name so the receiving node's HTTP
  * funnels answer them as if they had happened there.
  */
-import { Conflict, DiscoveryFailed, DomainError, Gone, InvalidRequest, Misdirected, NotFound, NotImplemented, Unavailable, Unprocessable } from '../errors.js';
+import { Conflict, DiscoveryFailed, DomainError, Gone, InvalidRequest, Misdirected, NotFound, NotImplemented, TooManyRequests, Unavailable, Unprocessable } from '../errors.js';
 import { StoreUnavailable } from '../store/types.js';
 
 export function encode(value: unknown): string {
@@ -41,6 +41,7 @@ const DOMAIN: Record<string, new (message: string, code?: string | null) => Doma
   NotImplemented,
   Gone,
   Unprocessable,
+  TooManyRequests,
   DiscoveryFailed,
   Unavailable,
 };

@@ -16,7 +16,7 @@ import type { IngressDeps } from './deps.js';
 import { IngressError, methodNotAllowed } from './errors.js';
 import { requestTelemetry, type RequestTelemetry } from './telemetry.js';
 import { ulid } from './ulid.js';
-import { checkLimitKey, checkScope, rawLimitKey } from './flow-keys.js';
+import { checkLimitKey, checkPriority, checkScope, rawLimitKey } from './flow-keys.js';
 
 const BAD_PATH =
   'bad path, expected /restate/call/:service/:handler, /restate/send/:service/:handler, /restate/scope/:scope/call/:service/:handler, /restate/attach/:invocation_id, /restate/output/:invocation_id, or /restate/lookup';
@@ -41,6 +41,8 @@ export interface InvocationAsk {
   scope?: string;
   /** As given (checked here); needs a scope. */
   limitKey?: string;
+  /** `x-restate-priority` as given (checked here); needs a scope. */
+  priority?: string;
   /** As given (ISO 8601 or the friendly form); sends only. */
   delay?: string;
   /** When to start, as given (RFC 3339); sends only, never beside `delay`. */
@@ -98,6 +100,8 @@ async function requestOf(deps: IngressDeps, ask: InvocationAsk): Promise<{ req: 
   telemetry?.target(target);
   if (ask.limitKey !== undefined && ask.scope === undefined) throw new IngressError(400, 'limit-key requires a scope to be set');
   const limitKey = ask.limitKey !== undefined ? checkLimitKey(ask.limitKey) : undefined;
+  if (ask.priority !== undefined && ask.scope === undefined) throw new IngressError(400, 'x-restate-priority requires a scope to be set');
+  const priority = ask.priority !== undefined ? checkPriority(ask.priority) : undefined;
   if (ask.delay !== undefined && mode === 'call') {
     throw new IngressError(400, 'cannot use the delay query parameter with calls. The delay is supported only with sends');
   }
@@ -133,6 +137,7 @@ async function requestOf(deps: IngressDeps, ask: InvocationAsk): Promise<{ req: 
     ...(idempotencyKey === undefined && target.serviceTy !== 'Workflow' ? { autoIdempotencyKey: ulid(now) } : {}),
     ...(traceparent ? { traceparent } : {}),
     ...(limitKey !== undefined ? { limitKey } : {}),
+    ...(priority !== undefined ? { priority } : {}),
   };
   return { req, handler: resolved };
 }
@@ -194,6 +199,7 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
   const at = lastOf(ctx.query['at']);
   const idempotencyKey = ctx.get('idempotency-key') !== '' || ctx.req.headers['idempotency-key'] !== undefined ? ctx.get('idempotency-key') : undefined;
   const limitKey = rawLimitKey(ctx);
+  const priority = ctx.get('x-restate-priority') || undefined;
   const contentType = ctx.get('content-type') || undefined;
   const ask: InvocationAsk = {
     mode,
@@ -202,6 +208,7 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
     handler: segments[segments.length - 1]!,
     ...(scope !== undefined ? { scope } : {}),
     ...(limitKey !== undefined ? { limitKey } : {}),
+    ...(priority !== undefined ? { priority } : {}),
     ...(delay !== undefined ? { delay } : {}),
     ...(at !== undefined ? { at } : {}),
     ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),

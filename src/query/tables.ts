@@ -143,6 +143,17 @@ const REDSTATE_SPECS: Record<string, string> = {
     'last_stream:utf8 last_position:utf8 last_message_at:ts last_error:utf8',
 };
 
+/**
+ * redstate's columns after the reference's in some of its tables (issue 26): a scheduler row's
+ * priorities (`head_priority` of the waiter that starts next, `num_inbox_by_priority` as JSON
+ * `{"1": n, ...}`) and the backlog bound its queue is closest to (`backlog_limit`, and the
+ * waiters counted against it, `backlog_used`); a rule bucket's `backlog_limit`.
+ */
+const REDSTATE_COLUMNS: Record<string, string> = {
+  sys_scheduler: 'head_priority:u32 num_inbox_by_priority:utf8 backlog_limit:u32 backlog_used:u64',
+  sys_user_limits: 'backlog_limit:u32',
+};
+
 // DataFusion's information_schema views (the CLI counts `information_schema.columns`, §4).
 const INFORMATION_SCHEMA_SPECS: Record<string, string> = {
   tables: 'table_catalog:utf8! table_schema:utf8! table_name:utf8! table_type:utf8!',
@@ -157,7 +168,7 @@ const INFORMATION_SCHEMA_SPECS: Record<string, string> = {
 };
 
 const define = (schema: TableDef['schema'], specs: Record<string, string>): TableDef[] =>
-  Object.entries(specs).map(([name, spec]) => ({ name, schema, columns: columns(spec) }));
+  Object.entries(specs).map(([name, spec]) => ({ name, schema, columns: columns(REDSTATE_COLUMNS[name] ? `${spec} ${REDSTATE_COLUMNS[name]}` : spec) }));
 
 /** The data tables, by name (`SHOW TABLES` order: alphabetical). */
 export const PUBLIC_TABLES: ReadonlyMap<string, TableDef> = new Map(

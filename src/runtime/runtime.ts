@@ -110,7 +110,7 @@ export class Runtime {
     this.slots = new SlotGrants({ store, limiters: this.limiters, actors: this.actors, retry: this.retry, now });
     this.admission = { registry, placement, partitions: config.partitions, now };
     const admitted = (req: InvokeRequest, handler?: EffectiveHandler) => admit(this.admission, req, handler);
-    this.invocations = new Invocations({ actors: this.actors, locks: this.locks, ports, placement });
+    this.invocations = new Invocations({ actors: this.actors, locks: this.locks, ports, placement, backlog: this.slots });
     const operator = operatorActions({ store, registry, actors: this.actors, invocations: this.invocations, admit: admitted, now });
     this.delivery = new Delivery({
       store,

@@ -40,6 +40,8 @@ export interface InvokeRequest {
   traceparent?: string;
   /** Under `target.scope`: what the limit rules count by (one or two `/`-separated levels). */
   limitKey?: string;
+  /** Under `target.scope`: its place among the scope's waiters (machines/limiter.ts `PRIORITY`). */
+  priority?: number;
 }
 
 export interface InvokeResult {

@@ -232,6 +232,7 @@ for (const store of storeKinds) {
     t.regex(await refused(t, client, 'call', { service: 'Greeter', handler: 'greet', delay: '1s' }), /Unrecognized key: "delay"/);
     t.regex(await refused(t, client, 'send', { service: 'Greeter', handler: 'greet', delay: 'soon' }), /^bad delay query parameter/);
     t.regex(await refused(t, client, 'send', { service: 'Greeter', handler: 'greet', at: 'soon' }), /^bad at query parameter/);
+    t.is(await refused(t, client, 'send', { service: 'Greeter', handler: 'greet', priority: 1 }), 'x-restate-priority requires a scope to be set');
     t.is(await refused(t, client, 'kill_invocation', { invocation_id: 'garbage' }), "The request field 'invocation_id' is invalid. Reason: bad format");
     t.is(await refused(t, client, 'kill_invocation', { invocation_id: 'inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi' }), "The requested invocation 'inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi' does not exist");
     t.regex(await refused(t, client, 'resolve_awakeable', { awakeable_id: 'nope' }), /^bad awakeable id 'nope'/);

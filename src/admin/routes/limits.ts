@@ -19,7 +19,11 @@ export interface FlowControl {
 
 const ruleView = (r: LimitRule) => ({
   pattern: r.pattern,
-  limits: { ...(r.concurrency !== undefined ? { concurrency: r.concurrency } : {}), ...(r.rate !== undefined ? { rate: r.rate } : {}) },
+  limits: {
+    ...(r.concurrency !== undefined ? { concurrency: r.concurrency } : {}),
+    ...(r.rate !== undefined ? { rate: r.rate } : {}),
+    ...(r.backlog !== undefined ? { backlog: r.backlog } : {}),
+  },
   description: r.description,
   disabled: r.disabled,
   version: r.version,

@@ -21,6 +21,7 @@ const target = {
   idempotency_key: z.string().optional().describe('Requests with the same key (per target) run once; a repeat gets the first one’s result'),
   scope: z.string().optional().describe('The flow-control scope (needs vqueues enabled): 1–36 characters of [a-zA-Z0-9_.-]'),
   limit_key: z.string().optional().describe('What limit rules count by within the scope: one or two `/`-separated levels'),
+  priority: z.number().int().optional().describe("Within the scope, which waiting invocations start first: 1 (first) to 9 (last), default 5"),
 };
 
 type TargetArgs = z.infer<z.ZodObject<typeof target>>;
@@ -44,6 +45,7 @@ function ask(args: TargetArgs, mode: 'call' | 'send', { delay, at }: SendTime = 
     ...(args.key !== undefined ? { key: args.key } : {}),
     ...(args.scope !== undefined ? { scope: args.scope } : {}),
     ...(args.limit_key !== undefined ? { limitKey: args.limit_key } : {}),
+    ...(args.priority !== undefined ? { priority: String(args.priority) } : {}),
     ...(delay !== undefined ? { delay } : {}),
     ...(at !== undefined ? { at } : {}),
     ...(args.idempotency_key !== undefined ? { idempotencyKey: args.idempotency_key } : {}),
