@@ -1,7 +1,8 @@
 /**
  * Durable timers and what each is for. A timer's key says its purpose, so the store needs no
  * payload and a timer that fires twice (a crash between firing and removal) is recognised by
- * its key; its owner (a field, store/types.ts `TimerRef`) is the invocation it belongs to.
+ * its key; its owner (a field, store/types.ts `TimerRef`) is the invocation it belongs to. A
+ * key's state expiry belongs to no invocation, and has no owner.
  */
 import type { TimerRef } from '../store/types.js';
 
@@ -10,7 +11,9 @@ export type TimerPurpose =
   | { kind: 'retry'; invocationId: string }
   /** A completed invocation's retention is over: purge it. */
   | { kind: 'expire'; invocationId: string }
-  | { kind: 'sleep'; invocationId: string; completionId: number };
+  | { kind: 'sleep'; invocationId: string; completionId: number }
+  /** A key's state is due to expire (model/state-expiry.ts); `lock` is the key's `objectRecordKey`. */
+  | { kind: 'stateExpiry'; lock: string };
 
 const SEPARATOR = '|';
 
@@ -20,10 +23,13 @@ export const timerOf = {
   retry: (invocationId: string): TimerRef => ({ key: `retry${SEPARATOR}${invocationId}`, owner: invocationId }),
   expire: (invocationId: string): TimerRef => ({ key: `expire${SEPARATOR}${invocationId}`, owner: invocationId }),
   sleep: (invocationId: string, completionId: number): TimerRef => ({ key: `sleep${SEPARATOR}${invocationId}${SEPARATOR}${completionId}`, owner: invocationId }),
+  stateExpiry: (lock: string): TimerRef => ({ key: `stateExpiry${SEPARATOR}${lock}` }),
 };
 
 /** What a stored timer is for, read back from its key; undefined for a key of no known purpose. */
 export function purposeOf(key: string): TimerPurpose | undefined {
+  // An object key may hold the separator: the rest of the timer's key is the lock's.
+  if (key.startsWith(`stateExpiry${SEPARATOR}`)) return { kind: 'stateExpiry', lock: key.slice('stateExpiry'.length + 1) };
   const [kind, invocationId, extra] = key.split(SEPARATOR);
   if (!invocationId) return undefined;
   if (kind === 'start' || kind === 'retry' || kind === 'expire') return { kind, invocationId };
@@ -33,6 +39,7 @@ export function purposeOf(key: string): TimerPurpose | undefined {
 
 /** The reference that removes a timer the store handed out (its owner comes from its purpose). */
 export function timerRefOf(key: string): TimerRef {
-  const owner = purposeOf(key)?.invocationId;
+  const purpose = purposeOf(key);
+  const owner = purpose && 'invocationId' in purpose ? purpose.invocationId : undefined;
   return owner === undefined ? { key } : { key, owner };
 }

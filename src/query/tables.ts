@@ -134,8 +134,11 @@ const PUBLIC_SPECS: Record<string, string> = {
  * `sys_partitions` is who owns each partition (src/cluster/): the node holding its lease, the
  * fencing epoch, when the lease runs out unless renewed; on the embedded store this node owns
  * them all, without a lease.
+ * `sys_state_expiry` is each key whose state expires (`state_ttl`): when, unless written again,
+ * and the TTL that set it.
  */
 const REDSTATE_SPECS: Record<string, string> = {
+  sys_state_expiry: 'partition_key:u64 scope:utf8 service_name:utf8 service_key:utf8 expires_at:ts state_ttl:dur',
   sys_invocation_transitions: 'id:utf8 index:u64 from_state:utf8 event:utf8 to_state:utf8 at:ts attempt:u64 failure_json:utf8',
   sys_partitions: 'partition_id:u32! node_id:utf8 epoch:u64! lease_expires_at:ts',
   sys_subscription_progress:

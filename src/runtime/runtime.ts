@@ -39,6 +39,7 @@ import { operatorActions, type DeploymentChoice, type Outcome, type RestartOptio
 import { Partitions } from './services/partitions.js';
 import { RetryScheduler } from './services/retry.js';
 import { SlotGrants } from './services/slot-grants.js';
+import { StateExpiries } from './services/state-expiry.js';
 import { StateMutations, type StateMutation } from './services/state-mutations.js';
 import { TimerService } from './services/timer-arming.js';
 import { fireTimer } from './services/timer-firing.js';
@@ -74,6 +75,7 @@ export class Runtime {
   private readonly grants: LockGrants;
   private readonly mutations: StateMutations;
   private readonly timers: TimerService;
+  private readonly expiries: StateExpiries;
   private readonly partitionsHere: Partitions;
   private readonly afterCommit: AfterCommitDeps;
   private readonly admission: AdmissionDeps;
@@ -97,7 +99,7 @@ export class Runtime {
     const now = () => Date.now();
     this.retry = new RetryScheduler(log, (p) => placement.owns(p));
     const partitionLost = (partition: number, err: unknown) => this.partitionsHere.lost(partition, err);
-    this.locks = new ObjectLocks(store, partitionLost);
+    this.locks = new ObjectLocks(store, partitionLost, (p, service, key, scope) => this.expiries.freed(p, service, key, scope));
     this.limiters = new Limiters({
       store,
       now,
@@ -124,9 +126,26 @@ export class Runtime {
       cancel: (id) => operator.cancel(id).then(() => undefined, ignoreMissingOrCompleted),
     });
     this.attachments = new Attachments({ store, actors: this.actors, invocations: this.invocations, delivery: this.delivery, retry: this.retry });
-    this.mutations = new StateMutations({ store, locks: this.locks, partitions: config.partitions, retry: this.retry, granted: (ids) => ids.forEach((id) => this.grants.granted(id)) });
+    this.expiries = new StateExpiries({
+      store,
+      locks: this.locks,
+      registry,
+      armed: (p, timers) => this.timers.added(p, timers),
+      now,
+      log: (err) => log.error(`state expiry: ${String(err)}`),
+    });
+    this.mutations = new StateMutations({
+      store,
+      locks: this.locks,
+      partitions: config.partitions,
+      retry: this.retry,
+      granted: (ids) => ids.forEach((id) => this.grants.granted(id)),
+      expiries: this.expiries,
+      armed: (p, timers) => this.timers.added(p, timers),
+    });
     this.grants = new LockGrants({ store, locks: this.locks, actors: this.actors, retry: this.retry, now, mutations: this.mutations });
-    this.timers = new TimerService(store, (p, t) => fireTimer({ store, actors: this.actors, now }, p, t), now, (err) => log.error(`timer: ${String(err)}`));
+    const firing = { store, actors: this.actors, now, expireState: (p: number, lock: string) => this.expiries.fire(p, lock) };
+    this.timers = new TimerService(store, (p, t) => fireTimer(firing, p, t), now, (err) => log.error(`timer: ${String(err)}`));
     this.partitionsHere = new Partitions({
       store,
       partitions: config.partitions,
@@ -139,6 +158,7 @@ export class Runtime {
       invocations: this.invocations,
       locks: this.locks,
       limiters: this.limiters,
+      expiries: this.expiries,
     });
     this.afterCommit = { log, timers: this.timers, delivery: this.delivery, grants: this.grants, slots: this.slots, invocations: this.invocations, actors: this.actors };
     const local: LocalOps = {

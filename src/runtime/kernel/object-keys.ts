@@ -41,6 +41,8 @@ export class ObjectKeyActor extends RecordActor<ObjectKeySnapshot, LockChange> {
     snapshot: ObjectKeySnapshot,
     stored: unknown,
     private readonly forget: (actor: ObjectKeyActor, err: unknown) => void,
+    /** Told after a committed change left the lock free. */
+    private readonly freed: () => void = () => {},
   ) {
     super(snapshot, stored);
   }
@@ -98,7 +100,9 @@ export class ObjectKeyActor extends RecordActor<ObjectKeySnapshot, LockChange> {
       record: { kind: RecordKind.objectKey, key: objectRecordKey(this.service, this.key, this.scope), value: persistObjectKey(next), expect: this.stored },
       granted: objectKeyEffects(actions).map((e) => e.params.invocationId),
     };
-    return this.apply(next, change, commit);
+    const done = await this.apply(next, change, commit);
+    if (this.isFree) this.freed();
+    return done;
   }
 
 }
@@ -117,10 +121,14 @@ export class ObjectLocks {
   /** The partition of each key in memory (`forgetPartition`). */
   private readonly partitionOf = new Map<string, number>();
 
-  /** @param lost told of the partition of a change whose commit failed, its outcome unknown */
+  /**
+   * @param lost told of the partition of a change whose commit failed, its outcome unknown
+   * @param freed told after a committed change left a key's lock free (an expiry may wait for it)
+   */
   constructor(
     private readonly store: Store,
     private readonly lost: (partition: number, err: unknown) => void = () => {},
+    private readonly freed: (partition: number, service: string, key: string, scope: string | undefined) => void = () => {},
   ) {}
 
   /**
@@ -150,10 +158,18 @@ export class ObjectLocks {
     return this.loading.run(id, async () => {
       const stored = await this.store.getRecord(partition, RecordKind.objectKey, id);
       const snapshot = stored !== undefined ? restoreObjectKey(readObjectKey(stored)) : objectKeySteps.initial({ service, key })[0];
-      const actor = new ObjectKeyActor(service, key, scope, snapshot, stored ?? null, (a, err) => {
-        this.drop(id, a);
-        this.lost(partition, err);
-      });
+      const actor = new ObjectKeyActor(
+        service,
+        key,
+        scope,
+        snapshot,
+        stored ?? null,
+        (a, err) => {
+          this.drop(id, a);
+          this.lost(partition, err);
+        },
+        () => this.freed(partition, service, key, scope),
+      );
       if (!this.actors.has(id)) recordActorsInMemory('object_key', 1);
       this.actors.set(id, actor);
       this.partitionOf.set(id, partition);
