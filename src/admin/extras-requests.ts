@@ -14,7 +14,7 @@ type ObjectNode = Extract<JsonNode, { kind: 'object' }>;
 const DESERIALIZE = 'Failed to deserialize the JSON body into the target type: ';
 
 /** A serde error at `path` (empty for the root), positioned after `consumed` bytes. */
-class Decoder {
+export class Decoder {
   constructor(private readonly doc: JsonDocument) {}
 
   fail(path: string, message: string, consumed: number): AdminTextError {
@@ -67,7 +67,7 @@ class Decoder {
   }
 }
 
-const isNull = (n: JsonNode | undefined): n is undefined => n === undefined || n.kind === 'null';
+export const isNull = (n: JsonNode | undefined): n is undefined => n === undefined || n.kind === 'null';
 
 export function decodeCreateCluster(doc: JsonDocument): { name: string; properties: Record<string, string> } {
   const d = new Decoder(doc);

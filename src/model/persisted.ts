@@ -79,6 +79,8 @@ export const RecordKind = {
   limiterWaiter: 'limiterWaiter',
   /** One per key whose state expires (state_ttl), key `objectRecordKey` (model/state-expiry.ts). */
   stateExpiry: 'stateExpiry',
+  /** One per schedule, in the partition of its id (model/schedules.ts). */
+  schedule: 'schedule',
 } as const;
 
 /** An Attach command that waits for its target: written with the command, removed with its answer. */

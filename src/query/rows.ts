@@ -28,6 +28,7 @@ import {
 } from './invocation-rows.js';
 import { journalRows, type CalleeLookup } from './journal-rows.js';
 import { stateExpiryRows } from './expiry-rows.js';
+import { scheduleRows } from './schedule-rows.js';
 import { limiterContexts, schedulerRows, userLimitRows, vqueueEntryRows, vqueueMetaRows } from './flow-rows.js';
 import { statusOf } from '../../machines/invocation.js';
 import { pinnedValues, type QueryPlan, type TableScan } from './plan.js';
@@ -345,6 +346,8 @@ export function storeRowSource(deps: QuerySources): RowSource {
         return partitionRows(deps);
       case 'sys_state_expiry':
         return stateExpiryRows(deps.store, deps.config.partitions);
+      case 'sys_schedule':
+        return scheduleRows(deps.store, deps.config.partitions);
       default:
         // sys_locks and sys_vqueue_entry_status: nothing we record fills them; they answer
         // with their columns and no rows.

@@ -135,9 +135,13 @@ const PUBLIC_SPECS: Record<string, string> = {
  * fencing epoch, when the lease runs out unless renewed; on the embedded store this node owns
  * them all, without a lease.
  * `sys_state_expiry` is each key whose state expires (`state_ttl`): when, unless written again,
- * and the TTL that set it.
+ * and the TTL that set it. `sys_schedule` is each schedule (`/schedules`): target, timing
+ * (`spec`: the cron expression or the interval), policies, next and last fire.
  */
 const REDSTATE_SPECS: Record<string, string> = {
+  sys_schedule:
+    'id:utf8 target:utf8 target_service_name:utf8 target_service_key:utf8 target_handler_name:utf8 spec:utf8 timezone:utf8 ' +
+    'overlap:utf8 catch_up:utf8 paused:bool next_fire_at:ts last_fire_at:ts last_invocation_id:utf8 fires:u64 created_at:ts',
   sys_state_expiry: 'partition_key:u64 scope:utf8 service_name:utf8 service_key:utf8 expires_at:ts state_ttl:dur',
   sys_invocation_transitions: 'id:utf8 index:u64 from_state:utf8 event:utf8 to_state:utf8 at:ts attempt:u64 failure_json:utf8',
   sys_partitions: 'partition_id:u32! node_id:utf8 epoch:u64! lease_expires_at:ts',

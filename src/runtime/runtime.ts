@@ -11,7 +11,8 @@
  */
 import type { Config } from '../config.js';
 import { Conflict, NotFound } from '../errors.js';
-import type { CompletedInvocation } from '../model/persisted.js';
+import { RecordKind, type CompletedInvocation } from '../model/persisted.js';
+import { readSchedule, readSchedules, schedulePartition, type PersistedSchedule } from '../model/schedules.js';
 import { partitionOf, partitionOfId, partitionOfTarget } from '../model/partitioning.js';
 import { MessageType } from '../protocol/messages.js';
 import { Transport } from '../protocol/transport.js';
@@ -40,6 +41,7 @@ import { Partitions } from './services/partitions.js';
 import { RetryScheduler } from './services/retry.js';
 import { SlotGrants } from './services/slot-grants.js';
 import { StateExpiries } from './services/state-expiry.js';
+import { Schedules, type ScheduleAction } from './services/schedules.js';
 import { StateMutations, type StateMutation } from './services/state-mutations.js';
 import { TimerService } from './services/timer-arming.js';
 import { fireTimer } from './services/timer-firing.js';
@@ -57,6 +59,7 @@ import {
 } from './types.js';
 
 export type { Outcome as OperatorOutcome, DeploymentChoice, RestartOptions, Restarted } from './services/operator.js';
+export type { ScheduleAction, ScheduleDefinition } from './services/schedules.js';
 
 /** A cancel sent by a handler to an invocation that does not exist or has completed is dropped, as in Restate. */
 function ignoreMissingOrCompleted(err: unknown): void {
@@ -76,6 +79,7 @@ export class Runtime {
   private readonly mutations: StateMutations;
   private readonly timers: TimerService;
   private readonly expiries: StateExpiries;
+  private readonly scheduling: Schedules;
   private readonly partitionsHere: Partitions;
   private readonly afterCommit: AfterCommitDeps;
   private readonly admission: AdmissionDeps;
@@ -144,7 +148,21 @@ export class Runtime {
       armed: (p, timers) => this.timers.added(p, timers),
     });
     this.grants = new LockGrants({ store, locks: this.locks, actors: this.actors, retry: this.retry, now, mutations: this.mutations });
-    const firing = { store, actors: this.actors, now, expireState: (p: number, lock: string) => this.expiries.fire(p, lock) };
+    this.scheduling = new Schedules({
+      store,
+      registry,
+      invoke: (req, handler) => this.invoke(req, handler),
+      output: (id) => this.output(id),
+      armed: (p, timers) => this.timers.added(p, timers),
+      now,
+    });
+    const firing = {
+      store,
+      actors: this.actors,
+      now,
+      expireState: (p: number, lock: string) => this.expiries.fire(p, lock),
+      fireSchedule: (p: number, id: string) => this.scheduling.fire(p, id),
+    };
     this.timers = new TimerService(store, (p, t) => fireTimer(firing, p, t), now, (err) => log.error(`timer: ${String(err)}`));
     this.partitionsHere = new Partitions({
       store,
@@ -181,6 +199,7 @@ export class Runtime {
       'operator.purgeJournal': operator.purgeJournal,
       'operator.restartAsNew': operator.restartAsNew,
       subscriptionProgress: () => this.progressHere(),
+      schedule: (partition, action) => this.scheduling.change(partition, action),
     };
     this.ops = new Operations(placement, local);
     this.confirmed = new ConfirmedWrites({ wait: { store, boundMs: config.storeOutageWait }, store, actors: this.actors });
@@ -246,6 +265,22 @@ export class Runtime {
   setVqueuePaused(vqueueId: string, paused: boolean): Promise<boolean> {
     const partition = partitionOf(vqueuePartitionKey(vqueueId), this.config.partitions);
     return this.ops.at(partition, 'setVqueuePaused', [partition, vqueueId, paused]);
+  }
+
+  /** Admin changes of a schedule (services/schedules.ts), on the owner of its partition; the schedule after it. */
+  changeSchedule(action: ScheduleAction): Promise<PersistedSchedule | undefined> {
+    const partition = schedulePartition(action.type === 'create' ? action.definition.id : action.id, this.config.partitions);
+    return this.ops.at(partition, 'schedule', [partition, action]);
+  }
+
+  /** A schedule as stored, read from any node. */
+  async schedule(id: string): Promise<PersistedSchedule | undefined> {
+    return readSchedule(await this.store.getRecord(schedulePartition(id, this.config.partitions), RecordKind.schedule, id));
+  }
+
+  /** Every schedule, by id. */
+  schedules(): Promise<PersistedSchedule[]> {
+    return readSchedules(this.store, this.config.partitions);
   }
 
   reportSubscriptionProgress(source: () => Promise<unknown[]>): void {

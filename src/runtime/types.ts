@@ -94,6 +94,8 @@ export const FORWARDED_OPS = {
   deliver: { resendable: true },
   forget: { resendable: true },
   subscriptionProgress: { resendable: true },
+  // A create resent finds its schedule (409), a trigger would fire twice.
+  schedule: { resendable: false },
   'operator.cancel': { resendable: false },
   'operator.kill': { resendable: false },
   'operator.pause': { resendable: false },

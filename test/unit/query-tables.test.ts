@@ -26,7 +26,7 @@ test('the reference tables (and our transitions and subscription tables) exist, 
   t.deepEqual([...PUBLIC_TABLES.keys()].sort(), [
     'state', 'sys_deployment', 'sys_inbox', 'sys_invocation', 'sys_invocation_state', 'sys_invocation_status',
     'sys_invocation_transitions', 'sys_journal', 'sys_journal_events', 'sys_keyed_service_status', 'sys_locks', 'sys_partitions', 'sys_promise',
-    'sys_rules', 'sys_scheduler', 'sys_service', 'sys_state_expiry', 'sys_subscription_progress', 'sys_user_limits', 'sys_vqueue_entry_status',
+    'sys_rules', 'sys_schedule', 'sys_scheduler', 'sys_service', 'sys_state_expiry', 'sys_subscription_progress', 'sys_user_limits', 'sys_vqueue_entry_status',
     'sys_vqueue_meta', 'sys_vqueues',
   ]);
   for (const table of PUBLIC_TABLES.values()) {

@@ -14,6 +14,8 @@ export interface TimerFiringDeps {
   readonly actors: ActorCache;
   /** A key's state is due to expire (./state-expiry.ts). */
   expireState(partition: number, lock: string): Promise<void>;
+  /** A schedule's fire time has come (./schedules.ts). */
+  fireSchedule(partition: number, scheduleId: string): Promise<void>;
   now(): number;
 }
 
@@ -26,12 +28,13 @@ export async function fireTimer(deps: TimerFiringDeps, partition: number, timer:
     return;
   }
   if (purpose?.kind === 'stateExpiry') return deps.expireState(partition, purpose.lock);
+  if (purpose?.kind === 'schedule') return deps.fireSchedule(partition, purpose.scheduleId);
   const fired = purpose ? await deps.actors.with(purpose.invocationId, (actor) => fireOn(actor, purpose, remove, deps.now())) : { found: false };
   if (!fired.found) await deps.store.commit({ partition, ...remove });
 }
 
 /** A sleep's completion, or the start / retry an invocation waits for; the timer goes in the same commit. */
-function fireOn(actor: InvocationActor, purpose: Exclude<TimerPurpose, { kind: 'expire' | 'stateExpiry' }>, remove: { timersRemove: TimerRef[] }, now: number): Promise<void> {
+function fireOn(actor: InvocationActor, purpose: Exclude<TimerPurpose, { kind: 'expire' | 'stateExpiry' | 'schedule' }>, remove: { timersRemove: TimerRef[] }, now: number): Promise<void> {
   if (purpose.kind === 'sleep') {
     if (actor.journal.completions.has(purpose.completionId)) return actor.commit({ write: remove });
     const n = encodeNotification({ completionId: purpose.completionId, void: true });
