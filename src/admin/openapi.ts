@@ -83,15 +83,6 @@ const OPERATIONS: Operation[] = [
   { method: 'put', path: '/limits/rules', operationId: 'upsert_rules', tag: 'rule', summary: 'Create or update rules', ok: [200], body: true, request: true },
   { method: 'post', path: '/limits/rules/bulk-delete', operationId: 'bulk_delete_rules', tag: 'rule', summary: 'Delete rules', ok: [200], body: true, request: true },
   { method: 'post', path: '/query', operationId: 'query', tag: 'introspection', summary: 'SQL over the system tables', ok: [200], body: true, request: true },
-  { method: 'get', path: '/schedules', operationId: 'list_schedules', tag: 'schedule', summary: 'List schedules (ours)', ok: [200], body: true },
-  { method: 'post', path: '/schedules', operationId: 'create_schedule', tag: 'schedule', summary: 'Create a schedule (ours)', ok: [201], body: true, request: true },
-  { method: 'post', path: '/schedules/preview', operationId: 'preview_schedule', tag: 'schedule', summary: 'The next fire times of a cron expression or interval (ours)', ok: [200], body: true, request: true },
-  { method: 'get', path: '/schedules/{schedule_id}', operationId: 'get_schedule', tag: 'schedule', summary: 'Get a schedule (ours)', ok: [200], body: true },
-  { method: 'patch', path: '/schedules/{schedule_id}', operationId: 'update_schedule', tag: 'schedule', summary: 'Change a schedule (ours)', ok: [200], body: true, request: true },
-  { method: 'delete', path: '/schedules/{schedule_id}', operationId: 'delete_schedule', tag: 'schedule', summary: 'Delete a schedule (ours)', ok: [202] },
-  { method: 'post', path: '/schedules/{schedule_id}/pause', operationId: 'pause_schedule', tag: 'schedule', summary: 'Pause a schedule (ours)', ok: [200], body: true },
-  { method: 'post', path: '/schedules/{schedule_id}/resume', operationId: 'resume_schedule', tag: 'schedule', summary: 'Resume a schedule (ours)', ok: [200], body: true },
-  { method: 'post', path: '/schedules/{schedule_id}/trigger', operationId: 'trigger_schedule', tag: 'schedule', summary: 'Fire a schedule now (ours)', ok: [200], body: true },
   { method: 'get', path: '/services', operationId: 'list_services', tag: 'service', summary: 'List services', ok: [200], body: true },
   { method: 'get', path: '/services/{service}', operationId: 'get_service', tag: 'service', summary: 'Get a service', ok: [200], body: true },
   { method: 'patch', path: '/services/{service}', operationId: 'modify_service', tag: 'service', summary: 'Change service settings', ok: [200], body: true, request: true },
@@ -133,7 +124,6 @@ const TAGS: Record<string, string> = {
   version: 'Version',
   introspection: 'SQL introspection',
   rule: 'Concurrency-limit rules',
-  schedule: 'Schedules (ours)',
 };
 
 const ERROR_STATUSES: Record<number, string> = {

@@ -34,7 +34,7 @@ import type { InvokeRequest, InvokeResult, OutputState } from '../types.js';
 
 /** How often a held-back fire (`buffer_one`) looks whether the previous run has ended. */
 const BUFFER_POLL_MS = 500;
-/** Fire times looked at in one go after a long downtime; the rest are caught up by the next fire, at once. */
+/** Fire times looked at in one go after a long downtime; the rest are caught up by the next fire, at once (its timer is due). */
 const MAX_DUE = 1000;
 
 /** A schedule as the admin API defines it (checked there). */
@@ -119,7 +119,9 @@ export class Schedules {
       const next: PersistedSchedule = { ...s, recent: [...s.recent] };
       const { due, after } = dueTimes(s, now);
       const inWindow = due.filter((at) => at >= now - s.catchUpWindow);
-      const fire = s.catchUp === 'one' ? inWindow.slice(-1) : inWindow;
+      // `one` fires the latest time due; a batch cut at MAX_DUE is not the latest.
+      const latest = after === undefined || after > now;
+      const fire = s.catchUp === 'all' ? inWindow : latest ? inWindow.slice(-1) : [];
       for (const at of due) if (!fire.includes(at)) recordRun(next, { at, outcome: 'missed' });
       const buffered = s.buffered;
       delete next.buffered;
