@@ -32,7 +32,8 @@ module.exports = {
     },
     {
       name: 'http-is-the-floor-of-the-ports',
-      comment: 'src/http/ (listener, bearer auth, the serde_json reader) serves the ingress and the admin API; it knows neither, and nothing below them uses it.',
+      comment:
+        'src/http/ (listener, bearer auth, the serde_json reader) serves the ingress and the admin API; it knows neither, and nothing below them uses it.',
       severity: 'error',
       from: { path: '^src/http/' },
       to: { path: '^src/(ingress|admin|mcp|runtime|registry|query|subscriptions|cluster)/' },
@@ -85,7 +86,8 @@ module.exports = {
     },
     {
       name: 'readers-do-not-reach-into-the-runtime',
-      comment: 'outside src/runtime/, the runtime is runtime.ts and types.ts; what it stores is read through src/model/.',
+      comment:
+        'outside src/runtime/, the runtime is runtime.ts and types.ts; what it stores is read through src/model/.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/runtime/' },
       to: { path: '^src/runtime/(kernel|invoker|services)/' },
@@ -116,7 +118,8 @@ module.exports = {
     },
     {
       name: 'only-the-server-starts-subscriptions',
-      comment: 'src/subscriptions/ consumes brokers into invocations; the server wires it, the query engine gets its progress as a function.',
+      comment:
+        'src/subscriptions/ consumes brokers into invocations; the server wires it, the query engine gets its progress as a function.',
       severity: 'error',
       from: { path: '^src/', pathNot: ['^src/subscriptions/', '^src/server\\.ts$'] },
       to: { path: '^src/subscriptions/' },

@@ -125,20 +125,33 @@ export const attemptMachine = setup({
       type: 'final',
       entry: [
         'clearTimers',
-        { type: 'abortStream', params: ({ event }) => ({ reason: event.type === 'broken' ? event.message : 'attempt failed' }) },
+        {
+          type: 'abortStream',
+          params: ({ event }) => ({ reason: event.type === 'broken' ? event.message : 'attempt failed' }),
+        },
         {
           type: 'reportFailure',
-          params: ({ event }) => (event.type === 'broken' ? { message: event.message, code: event.code } : { message: 'attempt failed', code: 500 }),
+          params: ({ event }) =>
+            event.type === 'broken'
+              ? { message: event.message, code: event.code }
+              : { message: 'attempt failed', code: 500 },
         },
       ],
     },
     failedToEnd: {
       type: 'final',
-      entry: ['clearTimers', { type: 'abortStream', params: { reason: ABORT_TIMEOUT_MESSAGE } }, { type: 'reportFailure', params: { message: ABORT_TIMEOUT_MESSAGE, code: 500 } }],
+      entry: [
+        'clearTimers',
+        { type: 'abortStream', params: { reason: ABORT_TIMEOUT_MESSAGE } },
+        { type: 'reportFailure', params: { message: ABORT_TIMEOUT_MESSAGE, code: 500 } },
+      ],
     },
     aborted: {
       type: 'final',
-      entry: ['clearTimers', { type: 'abortStream', params: ({ event }) => ({ reason: event.type === 'abort' ? event.reason : 'aborted' }) }],
+      entry: [
+        'clearTimers',
+        { type: 'abortStream', params: ({ event }) => ({ reason: event.type === 'abort' ? event.reason : 'aborted' }) },
+      ],
     },
   },
 });
@@ -155,7 +168,9 @@ const EFFECT_TYPES: ReadonlySet<string> = new Set<AttemptEffect['type']>([
 
 /** The effects among the actions a step collected, in order. */
 export function attemptEffects(actions: ReadonlyArray<{ type: string; params?: unknown }>): AttemptEffect[] {
-  return actions.filter((a) => EFFECT_TYPES.has(a.type)).map((a) => ({ type: a.type, ...(a.params !== undefined ? { params: a.params } : {}) }) as AttemptEffect);
+  return actions
+    .filter((a) => EFFECT_TYPES.has(a.type))
+    .map((a) => ({ type: a.type, ...(a.params !== undefined ? { params: a.params } : {}) }) as AttemptEffect);
 }
 
 /** Whether Start and the journal were written and the attempt still runs: notifications may be sent. */
@@ -163,14 +178,21 @@ export function isStreaming(value: unknown): boolean {
   return value === 'streaming' || value === 'draining' || value === 'awaitingResponse';
 }
 
-const inputKey = ({ requestResponse, inactivityTimeout, abortTimeout }: AttemptInput): string => `${requestResponse ? 1 : 0}:${inactivityTimeout}:${abortTimeout}`;
+const inputKey = ({ requestResponse, inactivityTimeout, abortTimeout }: AttemptInput): string =>
+  `${requestResponse ? 1 : 0}:${inactivityTimeout}:${abortTimeout}`;
 
 /**
  * Steps of attempts, remembered: one input (the attempt's whole, fixed context) always starts
  * in the same snapshot, and an event with no payload leads from one state of one context
  * always to the same snapshot and actions.
  */
-export const attemptSteps = new MemoStepper(new Stepper(attemptMachine, { requestResponse: false, inactivityTimeout: 0, abortTimeout: 0 }), {
-  initial: inputKey,
-  next: (snapshot, event) => (Object.keys(event).length === 1 ? `${inputKey(snapshot.context)}:${String(snapshot.value)}:${event.type}` : undefined),
-});
+export const attemptSteps = new MemoStepper(
+  new Stepper(attemptMachine, { requestResponse: false, inactivityTimeout: 0, abortTimeout: 0 }),
+  {
+    initial: inputKey,
+    next: (snapshot, event) =>
+      Object.keys(event).length === 1
+        ? `${inputKey(snapshot.context)}:${String(snapshot.value)}:${event.type}`
+        : undefined,
+  },
+);

@@ -160,7 +160,12 @@ const effectActions = {
 
 /** The effects among the actions a step collected (`invocationSteps`), in order; built-in actions such as `assign` are left out. */
 export function invocationEffects(actions: ReadonlyArray<{ type: string; params?: unknown }>): InvocationEffect[] {
-  return actions.filter((a) => a.type in effectActions).map((a) => (a.type === 'armTimer' ? { type: a.type, params: a.params as ArmTimer } : { type: a.type }) as InvocationEffect);
+  return actions
+    .filter((a) => a.type in effectActions)
+    .map(
+      (a) =>
+        (a.type === 'armTimer' ? { type: a.type, params: a.params as ArmTimer } : { type: a.type }) as InvocationEffect,
+    );
 }
 
 /**
@@ -197,7 +202,9 @@ export function retryDelay(policy: RetryPolicy, retryCount: number): number | un
 }
 
 /** When a completed invocation is purged, and its idempotency key or workflow id is free again. */
-export function retentionEnd(context: Pick<InvocationContext, 'completedAt' | 'modifiedAt' | 'completionRetention'>): number {
+export function retentionEnd(
+  context: Pick<InvocationContext, 'completedAt' | 'modifiedAt' | 'completionRetention'>,
+): number {
   return (context.completedAt ?? context.modifiedAt) + (context.completionRetention ?? 0);
 }
 
@@ -263,11 +270,22 @@ export const invocationMachine = setup({
     },
     scheduled: {
       tags: ['waiting', 'notStarted', 'startTimer'],
-      entry: { type: 'armTimer', params: ({ context }) => ({ kind: 'start' as const, dueAt: context.scheduledStartAt! }) },
+      entry: {
+        type: 'armTimer',
+        params: ({ context }) => ({ kind: 'start' as const, dueAt: context.scheduledStartAt! }),
+      },
       on: {
         timerDue: [
-          { guard: 'slotNotYetHeld', target: 'pending', actions: [assign({ modifiedAt: ({ event }) => event.now }), 'requestSlot'] },
-          { guard: 'waitsForLock', target: 'pending', actions: [assign({ modifiedAt: ({ event }) => event.now }), 'requestLock'] },
+          {
+            guard: 'slotNotYetHeld',
+            target: 'pending',
+            actions: [assign({ modifiedAt: ({ event }) => event.now }), 'requestSlot'],
+          },
+          {
+            guard: 'waitsForLock',
+            target: 'pending',
+            actions: [assign({ modifiedAt: ({ event }) => event.now }), 'requestLock'],
+          },
           { target: 'running', actions: assign({ modifiedAt: ({ event }) => event.now }) },
         ],
       },
@@ -277,7 +295,10 @@ export const invocationMachine = setup({
       tags: ['mustAct', 'notStarted'],
       on: {
         slotGranted: [
-          { guard: 'lockNotYetHeld', actions: [assign({ slotHeld: true, modifiedAt: ({ event }) => event.now }), 'requestLock'] },
+          {
+            guard: 'lockNotYetHeld',
+            actions: [assign({ slotHeld: true, modifiedAt: ({ event }) => event.now }), 'requestLock'],
+          },
           { target: 'running', actions: assign({ slotHeld: true, modifiedAt: ({ event }) => event.now }) },
         ],
         lockGranted: { target: 'running', actions: assign({ lockHeld: true, modifiedAt: ({ event }) => event.now }) },
@@ -286,7 +307,11 @@ export const invocationMachine = setup({
     running: {
       tags: ['mustAct', 'signallable'],
       entry: [
-        assign({ runningAt: ({ context }) => context.runningAt ?? context.modifiedAt, lastStartAt: ({ context }) => context.modifiedAt, awaiting: undefined }),
+        assign({
+          runningAt: ({ context }) => context.runningAt ?? context.modifiedAt,
+          lastStartAt: ({ context }) => context.modifiedAt,
+          awaiting: undefined,
+        }),
         'startAttempt',
       ],
       on: {
@@ -329,7 +354,9 @@ export const invocationMachine = setup({
               return {
                 retryCount: context.retryCount + 1,
                 lastFailure: { ...event.failure, at: event.now },
-                completion: { failure: { code, message, ...(metadata ? { metadata } : {}), ...(stacktrace ? { stacktrace } : {}) } },
+                completion: {
+                  failure: { code, message, ...(metadata ? { metadata } : {}), ...(stacktrace ? { stacktrace } : {}) },
+                },
                 completedAt: event.now,
                 modifiedAt: event.now,
               };
@@ -352,7 +379,9 @@ export const invocationMachine = setup({
         wake: { target: 'running', actions: assign({ modifiedAt: ({ event }) => event.now }) },
         pause: { target: 'paused', actions: assign({ modifiedAt: ({ event }) => event.now }) },
         // An operator moves it to another deployment (admin resume?deployment=).
-        pinDeployment: { actions: assign({ deploymentId: ({ event }) => event.deploymentId, modifiedAt: ({ event }) => event.now }) },
+        pinDeployment: {
+          actions: assign({ deploymentId: ({ event }) => event.deploymentId, modifiedAt: ({ event }) => event.now }),
+        },
       },
     },
     backingOff: {
@@ -371,7 +400,9 @@ export const invocationMachine = setup({
       tags: ['waiting', 'signallable'],
       on: {
         resume: { target: 'running', actions: assign({ modifiedAt: ({ event }) => event.now }) },
-        pinDeployment: { actions: assign({ deploymentId: ({ event }) => event.deploymentId, modifiedAt: ({ event }) => event.now }) },
+        pinDeployment: {
+          actions: assign({ deploymentId: ({ event }) => event.deploymentId, modifiedAt: ({ event }) => event.now }),
+        },
       },
     },
     completed: {
@@ -394,14 +425,22 @@ export const invocationSteps = new Stepper(invocationMachine, {
   id: 'sample',
   target: { service: 'sample', handler: 'sample', serviceTy: 'Service' },
   invokedBy: 'ingress',
-  retryPolicy: { initialInterval: 0, exponentiationFactor: 1, maxAttempts: null, maxInterval: 0, onMaxAttempts: 'Pause' },
+  retryPolicy: {
+    initialInterval: 0,
+    exponentiationFactor: 1,
+    maxAttempts: null,
+    maxInterval: 0,
+    onMaxAttempts: 'Pause',
+  },
   now: 0,
 });
 
 /** A state of the machine (`created` is left at once: no invocation is stored in it). */
 export type InvocationState = SnapshotFrom<typeof invocationMachine>['value'];
 
-const TAGS: ReadonlyMap<string, ReadonlySet<string>> = new Map(Object.entries(invocationMachine.states).map(([name, node]) => [name, new Set(node.tags)]));
+const TAGS: ReadonlyMap<string, ReadonlySet<string>> = new Map(
+  Object.entries(invocationMachine.states).map(([name, node]) => [name, new Set(node.tags)]),
+);
 
 /** Whether a state carries a tag; for a stored state value, which has no snapshot to ask. */
 export function stateHasTag(state: string, tag: InvocationTag): boolean {

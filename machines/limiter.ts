@@ -93,7 +93,8 @@ export type LimiterEvent =
   | ({ type: 'pauseQueue'; vqueue: string } & Stamp)
   | ({ type: 'resumeQueue'; vqueue: string } & Stamp);
 
-export type LimiterEffect = { type: 'grant'; params: { invocationId: string } } | { type: 'wakeAt'; params: { dueAt: number } };
+export type LimiterEffect =
+  { type: 'grant'; params: { invocationId: string } } | { type: 'wakeAt'; params: { dueAt: number } };
 
 export function limiterEffects(actions: ReadonlyArray<{ type: string; params?: unknown }>): LimiterEffect[] {
   return actions.filter((a) => a.type === 'grant' || a.type === 'wakeAt') as LimiterEffect[];
@@ -103,13 +104,18 @@ export function limiterEffects(actions: ReadonlyArray<{ type: string; params?: u
 export type BlockedOn = 'vqueue-paused' | 'limit-key-concurrency' | 'limit-key-throttling';
 
 /** The rules that apply to an invocation of `scope` with `limitKey`, each with its bucket (the values its pattern covers). */
-export function matchingBuckets(rules: FlowRule[], scope: string, limitKey: string | undefined): Array<{ rule: FlowRule; bucket: string }> {
+export function matchingBuckets(
+  rules: FlowRule[],
+  scope: string,
+  limitKey: string | undefined,
+): Array<{ rule: FlowRule; bucket: string }> {
   const values = [scope, ...(limitKey === undefined ? [] : limitKey.split('/'))];
   const out: Array<{ rule: FlowRule; bucket: string }> = [];
   for (const rule of rules) {
     const parts = rule.pattern.split('/');
     if (parts.length > values.length) continue;
-    if (parts.every((p, i) => p === '*' || p === values[i])) out.push({ rule, bucket: `${rule.pattern}|${values.slice(0, parts.length).join('/')}` });
+    if (parts.every((p, i) => p === '*' || p === values[i]))
+      out.push({ rule, bucket: `${rule.pattern}|${values.slice(0, parts.length).join('/')}` });
   }
   return out;
 }
@@ -136,11 +142,18 @@ function bucketsOf(context: LimiterContext): BucketsOf {
 /** How many slots each bucket's holders take. */
 function usage(context: LimiterContext, buckets: BucketsOf): Map<string, number> {
   const used = new Map<string, number>();
-  for (const r of context.running) for (const { bucket } of buckets(r.limitKey)) used.set(bucket, (used.get(bucket) ?? 0) + 1);
+  for (const r of context.running)
+    for (const { bucket } of buckets(r.limitKey)) used.set(bucket, (used.get(bucket) ?? 0) + 1);
   return used;
 }
 
-function reason(context: LimiterContext, slot: Slot, now: number, buckets: BucketsOf, used: Map<string, number>): BlockedOn | undefined {
+function reason(
+  context: LimiterContext,
+  slot: Slot,
+  now: number,
+  buckets: BucketsOf,
+  used: Map<string, number>,
+): BlockedOn | undefined {
   if (context.paused.includes(slot.vqueue)) return 'vqueue-paused';
   const mine = buckets(slot.limitKey);
   for (const { rule, bucket } of mine) {
@@ -171,7 +184,11 @@ function countIn(buckets: BucketsOf, keys: Iterable<string | undefined>, bucket:
  * invocations stored, or being stored, that have not asked yet), less the bucket's free slots
  * while nobody waits in it (those start at once).
  */
-export function backlogFull(context: LimiterContext, limitKey: string | undefined, coming: ReadonlyArray<string | undefined>): FlowRule | undefined {
+export function backlogFull(
+  context: LimiterContext,
+  limitKey: string | undefined,
+  coming: ReadonlyArray<string | undefined>,
+): FlowRule | undefined {
   const buckets = bucketsOf(context);
   const bounded = buckets(limitKey).filter(({ rule }) => rule.backlog !== undefined);
   if (bounded.length === 0) return undefined;
@@ -179,14 +196,18 @@ export function backlogFull(context: LimiterContext, limitKey: string | undefine
   const waitingKeys = context.waiting.map((s) => s.limitKey);
   for (const { rule, bucket } of bounded) {
     const waiting = countIn(buckets, waitingKeys, bucket);
-    const free = waiting === 0 && rule.concurrency !== undefined ? Math.max(0, rule.concurrency - (used.get(bucket) ?? 0)) : 0;
+    const free =
+      waiting === 0 && rule.concurrency !== undefined ? Math.max(0, rule.concurrency - (used.get(bucket) ?? 0)) : 0;
     if (waiting + countIn(buckets, coming, bucket) - free >= rule.backlog!) return rule;
   }
   return undefined;
 }
 
 /** The backlog bound that waiters with `limitKey` are closest to: its limit and the waiters in its bucket. */
-export function backlogUse(context: LimiterContext, limitKey: string | undefined): { limit: number; used: number } | undefined {
+export function backlogUse(
+  context: LimiterContext,
+  limitKey: string | undefined,
+): { limit: number; used: number } | undefined {
   const buckets = bucketsOf(context);
   const waitingKeys = context.waiting.map((s) => s.limitKey);
   let closest: { limit: number; used: number } | undefined;
@@ -256,7 +277,9 @@ function applied(context: LimiterContext, event: LimiterEvent): LimiterContext {
   const next = { ...context, rules: event.rules };
   switch (event.type) {
     case 'acquire': {
-      const known = next.running.some((s) => s.invocationId === event.invocationId) || next.waiting.some((s) => s.invocationId === event.invocationId);
+      const known =
+        next.running.some((s) => s.invocationId === event.invocationId) ||
+        next.waiting.some((s) => s.invocationId === event.invocationId);
       if (known) return next;
       const { vqueue } = event;
       const meta: VqueueMeta = next.vqueues[vqueue.id] ?? {
@@ -274,7 +297,11 @@ function applied(context: LimiterContext, event: LimiterEvent): LimiterContext {
         ...(event.limitKey !== undefined ? { limitKey: event.limitKey } : {}),
         ...(event.priority !== undefined ? { priority: event.priority } : {}),
       };
-      return { ...next, waiting: [...next.waiting, slot], vqueues: { ...next.vqueues, [vqueue.id]: { ...meta, lastEnqueuedAt: event.now } } };
+      return {
+        ...next,
+        waiting: [...next.waiting, slot],
+        vqueues: { ...next.vqueues, [vqueue.id]: { ...meta, lastEnqueuedAt: event.now } },
+      };
     }
     case 'release': {
       const held = next.running.find((s) => s.invocationId === event.invocationId);
@@ -283,7 +310,14 @@ function applied(context: LimiterContext, event: LimiterEvent): LimiterContext {
         ...next,
         running: next.running.filter((s) => s.invocationId !== event.invocationId),
         waiting: next.waiting.filter((s) => s.invocationId !== event.invocationId),
-        ...(held && meta ? { vqueues: { ...next.vqueues, [held.vqueue]: { ...meta, lastFinishAt: event.now, finished: meta.finished + 1 } } } : {}),
+        ...(held && meta
+          ? {
+              vqueues: {
+                ...next.vqueues,
+                [held.vqueue]: { ...meta, lastFinishAt: event.now, finished: meta.finished + 1 },
+              },
+            }
+          : {}),
       };
     }
     case 'pauseQueue':
@@ -312,7 +346,15 @@ export const limiterMachine = setup({
   },
 }).createMachine({
   id: 'limiter',
-  context: ({ input }) => ({ scope: input.scope, rules: [], running: [], waiting: [], paused: [], vqueues: {}, tokens: {} }),
+  context: ({ input }) => ({
+    scope: input.scope,
+    rules: [],
+    running: [],
+    waiting: [],
+    paused: [],
+    vqueues: {},
+    tokens: {},
+  }),
   initial: 'idle',
   // Every event admits what fits, then the state says what is left.
   on: {
@@ -328,7 +370,11 @@ export const limiterMachine = setup({
   },
   states: {
     settling: {
-      always: [{ guard: 'someoneWaits', target: 'blocked' }, { guard: 'someoneRuns', target: 'running' }, { target: 'idle' }],
+      always: [
+        { guard: 'someoneWaits', target: 'blocked' },
+        { guard: 'someoneRuns', target: 'running' },
+        { target: 'idle' },
+      ],
     },
     /** No slot held, nobody waiting. */
     idle: {},

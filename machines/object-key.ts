@@ -18,16 +18,16 @@ export interface ObjectKeyContext {
   inbox: string[];
 }
 
-export type ObjectKeyEvent =
-  | { type: 'acquire'; invocationId: string }
-  | { type: 'release'; invocationId: string };
+export type ObjectKeyEvent = { type: 'acquire'; invocationId: string } | { type: 'release'; invocationId: string };
 
 /** The one effect: the lock went to this invocation (or state mutation), which may run now. */
 export type ObjectKeyEffect = { type: 'grant'; params: { invocationId: string } };
 
 /** The effects among the actions a step collected, in order. */
 export function objectKeyEffects(actions: ReadonlyArray<{ type: string; params?: unknown }>): ObjectKeyEffect[] {
-  return actions.filter((a) => a.type === 'grant').map((a) => ({ type: 'grant', params: a.params as ObjectKeyEffect['params'] }));
+  return actions
+    .filter((a) => a.type === 'grant')
+    .map((a) => ({ type: 'grant', params: a.params as ObjectKeyEffect['params'] }));
 }
 
 export const objectKeyMachine = setup({
@@ -42,7 +42,8 @@ export const objectKeyMachine = setup({
   guards: {
     holderReleases: ({ context, event }) => event.type === 'release' && event.invocationId === context.holder,
     /** The holder releases and nobody waits: the key is free again. */
-    lastHolderReleases: ({ context, event }) => event.type === 'release' && event.invocationId === context.holder && context.inbox.length === 0,
+    lastHolderReleases: ({ context, event }) =>
+      event.type === 'release' && event.invocationId === context.holder && context.inbox.length === 0,
   },
 }).createMachine({
   id: 'objectKey',
@@ -65,7 +66,9 @@ export const objectKeyMachine = setup({
         acquire: {
           actions: assign({
             inbox: ({ context, event }) =>
-              context.inbox.includes(event.invocationId) || context.holder === event.invocationId ? context.inbox : [...context.inbox, event.invocationId],
+              context.inbox.includes(event.invocationId) || context.holder === event.invocationId
+                ? context.inbox
+                : [...context.inbox, event.invocationId],
           }),
         },
         release: [
@@ -78,7 +81,9 @@ export const objectKeyMachine = setup({
             ],
           },
           // A waiting invocation that goes away (killed while queued) leaves the inbox.
-          { actions: assign({ inbox: ({ context, event }) => context.inbox.filter((id) => id !== event.invocationId) }) },
+          {
+            actions: assign({ inbox: ({ context, event }) => context.inbox.filter((id) => id !== event.invocationId) }),
+          },
         ],
       },
     },

@@ -29,10 +29,22 @@ export async function waitHttp(url, tries = 300) {
  * `BENCH_CPU_PROF=<dir>` also writes a CPU profile.
  */
 export async function startRedstate(root, store, dataDir, extraEnv = {}) {
-  const env = { ...process.env, REDSTATE_INGRESS_PORT: '38180', REDSTATE_ADMIN_PORT: '39170', REDSTATE_NODE_PORT: '29122', REDSTATE_HOST: '127.0.0.1', REDSTATE_DATA_DIR: dataDir, ...extraEnv };
+  const env = {
+    ...process.env,
+    REDSTATE_INGRESS_PORT: '38180',
+    REDSTATE_ADMIN_PORT: '39170',
+    REDSTATE_NODE_PORT: '29122',
+    REDSTATE_HOST: '127.0.0.1',
+    REDSTATE_DATA_DIR: dataDir,
+    ...extraEnv,
+  };
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const node = [process.execPath, ...profile, path.join(root, 'dist/src/main.js')];
-  if (store !== 'redis') return { server: spawn(node[0], node.slice(1), { env, stdio: ['ignore', 'ignore', 'inherit'] }), redisPid: undefined };
+  if (store !== 'redis')
+    return {
+      server: spawn(node[0], node.slice(1), { env, stdio: ['ignore', 'ignore', 'inherit'] }),
+      redisPid: undefined,
+    };
   env.REDSTATE_REDIS_URL = 'redis://127.0.0.1:36379';
   const pidFile = path.join(dataDir, 'redis.pid');
   const redis = `redis-server --port 36379 --bind 127.0.0.1 --appendonly yes --appendfsync always --save '' --dir '${dataDir}'`;

@@ -17,7 +17,10 @@ import { fileURLToPath } from 'node:url';
 import { option, sleep, startRedstate, waitHttp } from './bench-common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const REF_BIN = path.join(os.tmpdir(), 'redstate-bench/node_modules/@restatedev/restate-server-linux-x64/bin/restate-server');
+const REF_BIN = path.join(
+  os.tmpdir(),
+  'redstate-bench/node_modules/@restatedev/restate-server-linux-x64/bin/restate-server',
+);
 const args = process.argv.slice(2);
 const opt = (name, def) => option(args, name, def);
 const N = Number(opt('n', '2000'));
@@ -27,7 +30,11 @@ const SENDERS = 64;
 const store = opt('store', 'embedded');
 
 function startService() {
-  const proc = spawn(process.execPath, ['--import', path.join(ROOT, 'test/support/poly.mjs'), path.join(ROOT, 'test/support/services/flow.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(
+    process.execPath,
+    ['--import', path.join(ROOT, 'test/support/poly.mjs'), path.join(ROOT, 'test/support/services/flow.mjs')],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   return new Promise((resolve, reject) => {
     let out = '';
     proc.stdout.on('data', (d) => {
@@ -58,13 +65,20 @@ async function startReference(dir) {
 }
 
 async function startOurs(dir) {
-  const { server, redisPid } = await startRedstate(ROOT, store, dir, { REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES: 'true', REDSTATE_LOG_LEVEL: 'warn' });
+  const { server, redisPid } = await startRedstate(ROOT, store, dir, {
+    REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES: 'true',
+    REDSTATE_LOG_LEVEL: 'warn',
+  });
   await waitHttp('http://127.0.0.1:39170/health');
   return { proc: server, ingress: 'http://127.0.0.1:38180', admin: 'http://127.0.0.1:39170', redisPid };
 }
 
 async function post(url, body, headers = {}) {
-  const res = await fetch(url, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+  const res = await fetch(url, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...headers },
+  });
   const text = await res.text();
   if (!res.ok) throw new Error(`${url}: ${res.status} ${text}`);
   return text;
@@ -76,11 +90,19 @@ async function run(label, start) {
   const server = await start(dir);
   try {
     await post(`${server.admin}/deployments`, { uri: `http://127.0.0.1:${service.port}`, force: true });
-    const rule = await fetch(`${server.admin}/limits/rules`, { method: 'PUT', body: JSON.stringify([{ pattern: 'bench', limits: { concurrency: CAP } }]), headers: { 'content-type': 'application/json' } });
+    const rule = await fetch(`${server.admin}/limits/rules`, {
+      method: 'PUT',
+      body: JSON.stringify([{ pattern: 'bench', limits: { concurrency: CAP } }]),
+      headers: { 'content-type': 'application/json' },
+    });
     if (!rule.ok) throw new Error(`rule: ${rule.status} ${await rule.text()}`);
     // The ingress routes a call once the registration reached it.
     for (let i = 0; ; i++) {
-      const res = await fetch(`${server.ingress}/restate/scope/warm/call/Flow/work`, { method: 'POST', body: JSON.stringify({ tag: 'warm', ms: 0 }), headers: { 'content-type': 'application/json' } });
+      const res = await fetch(`${server.ingress}/restate/scope/warm/call/Flow/work`, {
+        method: 'POST',
+        body: JSON.stringify({ tag: 'warm', ms: 0 }),
+        headers: { 'content-type': 'application/json' },
+      });
       await res.text();
       if (res.ok) break;
       if (i > 100) throw new Error('ingress never routed the call');
@@ -92,7 +114,11 @@ async function run(label, start) {
       Array.from({ length: SENDERS }, async (_, s) => {
         while (next < N) {
           const i = next++;
-          await post(`${server.ingress}/restate/scope/bench/send/Flow/work`, { tag: `b${i}`, ms: MS }, { 'x-restate-limit-key': `s${s % 8}` });
+          await post(
+            `${server.ingress}/restate/scope/bench/send/Flow/work`,
+            { tag: `b${i}`, ms: MS },
+            { 'x-restate-limit-key': `s${s % 8}` },
+          );
         }
       }),
     );
@@ -106,7 +132,16 @@ async function run(label, start) {
       await sleep(50);
     }
     const doneMs = performance.now() - t0;
-    return { label, n: N, cap: CAP, handlerMs: MS, sendPerSec: Math.round((N / sentMs) * 1000), executedPerSec: Math.round((N / doneMs) * 1000), maxActive: counts.maxActive, doneMs: Math.round(doneMs) };
+    return {
+      label,
+      n: N,
+      cap: CAP,
+      handlerMs: MS,
+      sendPerSec: Math.round((N / sentMs) * 1000),
+      executedPerSec: Math.round((N / doneMs) * 1000),
+      maxActive: counts.maxActive,
+      doneMs: Math.round(doneMs),
+    };
   } finally {
     server.proc.kill('SIGTERM');
     if (server.redisPid) process.kill(server.redisPid, 'SIGTERM');
@@ -122,6 +157,8 @@ results.push(await run(`redstate (${store})`, startOurs));
 console.table(results);
 if (results.length === 2) {
   const [ref, ours] = results;
-  console.log(`executed/s ratio (redstate / reference): ${(ours.executedPerSec / ref.executedPerSec).toFixed(2)}; max concurrency ${ours.maxActive} vs ${ref.maxActive} (cap ${CAP})`);
+  console.log(
+    `executed/s ratio (redstate / reference): ${(ours.executedPerSec / ref.executedPerSec).toFixed(2)}; max concurrency ${ours.maxActive} vs ${ref.maxActive} (cap ${CAP})`,
+  );
 }
 fs.writeFileSync(path.join(os.tmpdir(), `redstate-bench-flow-${store}.json`), JSON.stringify(results, null, 1));

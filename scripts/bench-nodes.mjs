@@ -17,19 +17,28 @@ import { sleep } from './bench-common.mjs';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(ROOT);
 const { values: args } = parseArgs({
-  options: { nodes: { type: 'string', default: '1,2,3' }, seconds: { type: 'string', default: '8' }, 'no-build': { type: 'boolean', default: false } },
+  options: {
+    nodes: { type: 'string', default: '1,2,3' },
+    seconds: { type: 'string', default: '8' },
+    'no-build': { type: 'boolean', default: false },
+  },
 });
-if (!args['no-build']) execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
+if (!args['no-build'])
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
 const { startCluster } = await import('../dist/test/support/cluster.js');
 const CONCURRENCY = 64;
 const seconds = Number(args.seconds);
 
 function post(agent, base, p, body) {
   return new Promise((resolve) => {
-    const req = http.request(`${base}/${p}`, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode));
-    });
+    const req = http.request(
+      `${base}/${p}`,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      },
+    );
     req.on('error', () => resolve(0));
     req.end(body);
   });
@@ -84,7 +93,9 @@ async function load(ingresses, op, pids) {
 const noop = () => ['restate/call/Durable/greet', '"x"'];
 const add = (w, i) => [`restate/call/Tally/k${(w * 7919 + i) % 1000}/add`, '1'];
 
-console.log(`c=${CONCURRENCY}, ${seconds} s measured after 2 s warm-up, one SDK process, one redis-server (appendfsync always)`);
+console.log(
+  `c=${CONCURRENCY}, ${seconds} s measured after 2 s warm-up, one SDK process, one redis-server (appendfsync always)`,
+);
 const rows = [];
 for (const n of args.nodes.split(',').map(Number)) {
   const stack = await startCluster(n, { serviceFile: 'durable.mjs' });
@@ -94,11 +105,18 @@ for (const n of args.nodes.split(',').map(Number)) {
     const s1b = await load(ingresses, noop, pids);
     const s4 = await load(ingresses, add, pids);
     rows.push({ n, s1b, s4 });
-    const busy = ({ cpu }) => `machine ${(cpu.machine * 100).toFixed(0)}% of ${cpu.cores * 100}%, nodes ${(cpu.nodes * 100).toFixed(0)}%`;
-    console.log(`${n} node(s): no-op call ${s1b.rate.toFixed(0)}/s (${s1b.errors} errors; ${busy(s1b)}), object add over 1000 keys ${s4.rate.toFixed(0)}/s (${s4.errors} errors; ${busy(s4)})`);
+    const busy = ({ cpu }) =>
+      `machine ${(cpu.machine * 100).toFixed(0)}% of ${cpu.cores * 100}%, nodes ${(cpu.nodes * 100).toFixed(0)}%`;
+    console.log(
+      `${n} node(s): no-op call ${s1b.rate.toFixed(0)}/s (${s1b.errors} errors; ${busy(s1b)}), object add over 1000 keys ${s4.rate.toFixed(0)}/s (${s4.errors} errors; ${busy(s4)})`,
+    );
   } finally {
     await stack.stop();
   }
 }
 const one = rows.find((r) => r.n === 1);
-if (one) for (const r of rows) console.log(`${r.n} node(s) vs 1: no-op ${(r.s1b.rate / one.s1b.rate).toFixed(2)}x, add ${(r.s4.rate / one.s4.rate).toFixed(2)}x`);
+if (one)
+  for (const r of rows)
+    console.log(
+      `${r.n} node(s) vs 1: no-op ${(r.s1b.rate / one.s1b.rate).toFixed(2)}x, add ${(r.s4.rate / one.s4.rate).toFixed(2)}x`,
+    );

@@ -62,7 +62,13 @@ export class PartSampler {
     const mem = memory(this.serverPid);
     if (!node || !mem) return;
     const redis = this.redisPid ? stat(this.redisPid) : undefined;
-    this.samples.push({ t: performance.now(), nodeCpuMs: node.cpuMs, ...mem, redisCpuMs: redis?.cpuMs ?? 0, redisRssKiB: redis?.rssKiB ?? 0 });
+    this.samples.push({
+      t: performance.now(),
+      nodeCpuMs: node.cpuMs,
+      ...mem,
+      redisCpuMs: redis?.cpuMs ?? 0,
+      redisRssKiB: redis?.rssKiB ?? 0,
+    });
   }
 
   /** Samples from the previous scenario's end to this one's. */
@@ -108,9 +114,23 @@ const round3 = (x) => Math.round(x * 1000) / 1000;
 export function printSplit(result, store) {
   const cols =
     store === 'redis'
-      ? [['srvCPU/op', 'serverCpuMsPerOp'], ['node', 'nodeCpuMsPerOp'], ['redis', 'redisCpuMsPerOp'], ['srvRSSpk', 'serverPeakRssMiB'], ['nodeRSS', 'nodePeakRssMiB'], ['redisRSS', 'redisPeakRssMiB']]
-      : [['srvCPU/op', 'serverCpuMsPerOp'], ['srvRSSpk', 'serverPeakRssMiB'], ['anonRSS', 'serverAnonPeakRssMiB'], ['fileRSS', 'serverFilePeakRssMiB']];
-  console.log(`\nredstate (${store} store): the server's CPU (ms/op) and peak RSS (MiB) by part; srv = the sum the comparison uses`);
+      ? [
+          ['srvCPU/op', 'serverCpuMsPerOp'],
+          ['node', 'nodeCpuMsPerOp'],
+          ['redis', 'redisCpuMsPerOp'],
+          ['srvRSSpk', 'serverPeakRssMiB'],
+          ['nodeRSS', 'nodePeakRssMiB'],
+          ['redisRSS', 'redisPeakRssMiB'],
+        ]
+      : [
+          ['srvCPU/op', 'serverCpuMsPerOp'],
+          ['srvRSSpk', 'serverPeakRssMiB'],
+          ['anonRSS', 'serverAnonPeakRssMiB'],
+          ['fileRSS', 'serverFilePeakRssMiB'],
+        ];
+  console.log(
+    `\nredstate (${store} store): the server's CPU (ms/op) and peak RSS (MiB) by part; srv = the sum the comparison uses`,
+  );
   console.log(['id'.padEnd(4), ...cols.map(([h]) => h.padStart(9))].join(' '));
   for (const [id, m] of Object.entries(result.medians)) {
     if (m.serverCpuMsPerOp == null) continue;

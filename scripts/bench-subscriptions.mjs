@@ -38,15 +38,32 @@ try {
   // Started inside the try, so a failed start leaves no process behind.
   service = await startService(path.join(ROOT, 'test/support/services/subscriptions.mjs'));
   server = await startRedstate({ redisUrl: redis.url });
-  const post = (url, body) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if ((await post(`${server.admin}/deployments`, { uri: service.url })).status !== 201) throw new Error('registration failed');
-  const sub = await post(`${server.admin}/subscriptions`, { source: 'redis-stream://bench', sink: 'service://Noop/take', options: { 'auto.offset.reset': 'earliest' } });
+  const post = (url, body) =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if ((await post(`${server.admin}/deployments`, { uri: service.url })).status !== 201)
+    throw new Error('registration failed');
+  const sub = await post(`${server.admin}/subscriptions`, {
+    source: 'redis-stream://bench',
+    sink: 'service://Noop/take',
+    options: { 'auto.offset.reset': 'earliest' },
+  });
   if (sub.status !== 201) throw new Error(`subscription refused: ${await sub.text()}`);
 
   // Measured from a running consumer: the engine picks a new subscription up within a second.
   const { id } = await sub.json();
   const progressQuery = { query: `SELECT status FROM sys_subscription_progress WHERE id = '${id}'` };
-  while ((await (await fetch(`${server.admin}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(progressQuery) })).json()).rows.length === 0) await sleep(100);
+  while (
+    (
+      await (
+        await fetch(`${server.admin}/query`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json' },
+          body: JSON.stringify(progressQuery),
+        })
+      ).json()
+    ).rows.length === 0
+  )
+    await sleep(100);
   await sleep(500);
 
   const lags = async () => (await (await fetch(`http://127.0.0.1:${service.countsPort}/counts`)).json()).lags;

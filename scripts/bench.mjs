@@ -37,7 +37,9 @@ const only = opt('only', '');
 const skipRef = args.includes('--skip-ref');
 const noBuild = args.includes('--no-build');
 const alternate = Number(opt('alternate', '1'));
-const passThrough = ['n-sleep', 'sleep-ms', 'n-send', 'n-delayed', 'duration'].flatMap((k) => (opt(k) ? [`--${k}`, opt(k)] : []));
+const passThrough = ['n-sleep', 'sleep-ms', 'n-send', 'n-delayed', 'duration'].flatMap((k) =>
+  opt(k) ? [`--${k}`, opt(k)] : [],
+);
 const runArgs = ['--repeat', repeat, ...(only ? ['--only', only] : []), ...passThrough];
 
 const sh = (cmd, argv, o = {}) => execFileSync(cmd, argv, { stdio: 'inherit', ...o });
@@ -56,7 +58,10 @@ function prepare() {
 
 async function runReference(n = 0) {
   const out = path.join(WORK, n ? `ref-${n}.json` : 'ref.json');
-  sh('bash', ['scripts/baseline.sh', ...runArgs], { cwd: WORK, env: { ...process.env, OUT: out, REF_DIR: path.join(WORK, 'ref') } });
+  sh('bash', ['scripts/baseline.sh', ...runArgs], {
+    cwd: WORK,
+    env: { ...process.env, OUT: out, REF_DIR: path.join(WORK, 'ref') },
+  });
   return out;
 }
 
@@ -68,8 +73,25 @@ async function runOurs(n = 0) {
   try {
     await waitHttp('http://127.0.0.1:39170/health');
     parts.start();
-    await runHarness(['run.mjs', '--ingress', 'http://127.0.0.1:38180', '--admin', 'http://127.0.0.1:39170', '--service-port', '39180',
-      '--server-pid', String(server.pid), '--label', `redstate (${store} store)`, '--out', out, ...runArgs], (line) => parts.mark(line));
+    await runHarness(
+      [
+        'run.mjs',
+        '--ingress',
+        'http://127.0.0.1:38180',
+        '--admin',
+        'http://127.0.0.1:39170',
+        '--service-port',
+        '39180',
+        '--server-pid',
+        String(server.pid),
+        '--label',
+        `redstate (${store} store)`,
+        '--out',
+        out,
+        ...runArgs,
+      ],
+      (line) => parts.mark(line),
+    );
     parts.stop();
     const result = JSON.parse(fs.readFileSync(out, 'utf8'));
     splitRuns(result.runs, parts);
@@ -116,7 +138,19 @@ function runHarness(argv, onLine) {
 function merge(files, out) {
   const results = files.map((f) => JSON.parse(fs.readFileSync(f, 'utf8')));
   const runs = results.flatMap((r) => r.runs);
-  fs.writeFileSync(out, JSON.stringify({ ...results[0], meta: { ...results[0].meta, label: `${results[0].meta.label} x${files.length}` }, medians: mediansOf(runs), runs }, null, 1));
+  fs.writeFileSync(
+    out,
+    JSON.stringify(
+      {
+        ...results[0],
+        meta: { ...results[0].meta, label: `${results[0].meta.label} x${files.length}` },
+        medians: mediansOf(runs),
+        runs,
+      },
+      null,
+      1,
+    ),
+  );
   return out;
 }
 
@@ -124,7 +158,11 @@ function mediansOf(runs) {
   const medians = {};
   for (const id of [...new Set(runs.map((r) => r.id))]) {
     const rs = runs.filter((r) => r.id === id && r.summary);
-    const m = { what: runs.find((r) => r.id === id).what, repeats: rs.length, failed: runs.filter((r) => r.id === id).length - rs.length };
+    const m = {
+      what: runs.find((r) => r.id === id).what,
+      repeats: rs.length,
+      failed: runs.filter((r) => r.id === id).length - rs.length,
+    };
     for (const k of Object.keys(rs[0]?.summary ?? {})) {
       const vals = rs.map((r) => r.summary[k]);
       m[k] = typeof vals[0] === 'number' ? median(vals) : vals.join(',');

@@ -30,8 +30,10 @@ function newestIn(dir) {
 
 function newestSource() {
   let newest = 0;
-  for (const dir of SOURCE_DIRS) if (existsSync(path.join(root, dir))) newest = Math.max(newest, newestIn(path.join(root, dir)));
-  for (const file of SOURCE_FILES) if (existsSync(path.join(root, file))) newest = Math.max(newest, statSync(path.join(root, file)).mtimeMs);
+  for (const dir of SOURCE_DIRS)
+    if (existsSync(path.join(root, dir))) newest = Math.max(newest, newestIn(path.join(root, dir)));
+  for (const file of SOURCE_FILES)
+    if (existsSync(path.join(root, file))) newest = Math.max(newest, statSync(path.join(root, file)).mtimeMs);
   return newest;
 }
 
@@ -42,11 +44,15 @@ function isFresh() {
 function ensure() {
   if (isFresh()) return 0;
   if (!existsSync(path.join(root, 'node_modules', 'typescript'))) {
-    process.stderr.write('redstate: dist/ is missing or older than the sources, and TypeScript is not installed (dev dependencies omitted?): run `npm ci`, then `npm run build`\n');
+    process.stderr.write(
+      'redstate: dist/ is missing or older than the sources, and TypeScript is not installed (dev dependencies omitted?): run `npm ci`, then `npm run build`\n',
+    );
     return 1;
   }
   process.stderr.write('redstate: sources changed since the last build: npm run build\n');
-  return spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' }).status ?? 1;
+  return (
+    spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' }).status ?? 1
+  );
 }
 
 function write() {

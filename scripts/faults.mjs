@@ -44,12 +44,17 @@ const { values: args } = parseArgs({
   },
 });
 
-if (!args['no-build']) execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
+if (!args['no-build'])
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
 const { runCampaign } = await import('../dist/test/support/faults/campaign.js');
 const { evidence, summary, table } = await import('../dist/test/support/faults/report.js');
 const { downtime, faultKinds, longDefaults, longRounds } = await import('../dist/test/support/faults/options.js');
 
-const list = (s) => s.split(',').map((x) => x.trim()).filter(Boolean);
+const list = (s) =>
+  s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
 const number = (name, fallback) => {
   if (args[name] === undefined) return fallback;
   const n = Number(args[name]);
@@ -65,7 +70,8 @@ const range = (name, fallback) => {
 };
 const stores = list(args.store);
 const faults = list(args.fault);
-for (const s of stores) if (!['embedded', 'redis', 'redis-cluster', 'redis-sentinel'].includes(s)) throw new Error(`unknown store '${s}'`);
+for (const s of stores)
+  if (!['embedded', 'redis', 'redis-cluster', 'redis-sentinel'].includes(s)) throw new Error(`unknown store '${s}'`);
 for (const f of faults) if (!faultKinds.includes(f)) throw new Error(`unknown fault '${f}'`);
 const artifactsDir = args.artifacts ?? mkdtempSync(path.join(os.tmpdir(), 'redstate-faults-evidence-'));
 

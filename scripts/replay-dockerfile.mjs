@@ -28,12 +28,19 @@ const say = (line) => process.stdout.write(`replay: ${line}\n`);
 /** .dockerignore, as far as this project uses it: `**\/name` at any depth, `name` or `*.ext` at the top. */
 function ignoredByDockerignore() {
   const file = path.join(context, '.dockerignore');
-  const patterns = existsSync(file) ? readFileSync(file, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')) : [];
+  const patterns = existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l && !l.startsWith('#'))
+    : [];
   const tests = patterns.map((p) => {
     if (p.startsWith('**/') && !/[*?[]/.test(p.slice(3))) return (rel) => rel.split('/').includes(p.slice(3));
     if (/^\*\.[^/*?[]+$/.test(p)) return (rel) => !rel.includes('/') && rel.endsWith(p.slice(1));
     if (!/[*?[/]/.test(p)) return (rel) => rel === p || rel.startsWith(`${p}/`);
-    throw new Error(`.dockerignore pattern '${p}' is not understood by ${path.basename(fileURLToPath(import.meta.url))}`);
+    throw new Error(
+      `.dockerignore pattern '${p}' is not understood by ${path.basename(fileURLToPath(import.meta.url))}`,
+    );
   });
   return (rel) => tests.some((t) => t(rel));
 }
@@ -63,9 +70,15 @@ function copy(stage, args, from) {
   const dest = args.at(-1);
   for (const source of sources) {
     const src = from ? from.host(source) : path.join(context, source);
-    if (!existsSync(src)) throw new Error(`COPY ${source}: not found${from ? ` in stage ${from.name ?? from.index}` : ' in the build context'}`);
+    if (!existsSync(src))
+      throw new Error(
+        `COPY ${source}: not found${from ? ` in stage ${from.name ?? from.index}` : ' in the build context'}`,
+      );
     // COPY of a file into a directory target keeps its name; a directory's contents are copied.
-    const target = dest.endsWith('/') && !statSync(src).isDirectory() ? path.join(stage.host(dest), path.basename(source)) : stage.host(dest);
+    const target =
+      dest.endsWith('/') && !statSync(src).isDirectory()
+        ? path.join(stage.host(dest), path.basename(source))
+        : stage.host(dest);
     const filter = from ? undefined : (p) => !ignored(path.relative(context, p).split(path.sep).join('/'));
     cpSync(src, target, { recursive: true, filter, verbatimSymlinks: true });
   }
@@ -75,13 +88,19 @@ function copy(stage, args, from) {
 function checkNodeOf(image, tag) {
   const major = image === 'node' ? /^(\d+)/.exec(tag ?? '')?.[1] : undefined;
   if (major !== undefined && process.versions.node.split('.')[0] !== major) {
-    throw new Error(`the image runs Node ${major}, this replay runs on ${process.version}: run the replay on Node ${major}`);
+    throw new Error(
+      `the image runs Node ${major}, this replay runs on ${process.version}: run the replay on Node ${major}`,
+    );
   }
 }
 
 function run(stage, command) {
   say(`RUN ${command}   (in ${stage.workdir})`);
-  const r = spawnSync('sh', ['-c', command], { cwd: stage.host('.'), env: { ...process.env, ...stage.env }, stdio: 'inherit' });
+  const r = spawnSync('sh', ['-c', command], {
+    cwd: stage.host('.'),
+    env: { ...process.env, ...stage.env },
+    stdio: 'inherit',
+  });
   if (r.status !== 0) throw new Error(`RUN ${command}: exit ${r.status}`);
 }
 
@@ -102,18 +121,34 @@ async function start(stage) {
   if (!stage.cmd) throw new Error('the final stage has no CMD');
   if (!stage.healthcheck) throw new Error('the final stage has no HEALTHCHECK');
   // Free ports instead of 8080/9070/5122, which another process on this machine may hold.
-  const ports = { REDSTATE_INGRESS_PORT: await freePort(), REDSTATE_ADMIN_PORT: await freePort(), REDSTATE_NODE_PORT: await freePort() };
-  const env = { ...process.env, ...runtimeEnv(stage), ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])) };
+  const ports = {
+    REDSTATE_INGRESS_PORT: await freePort(),
+    REDSTATE_ADMIN_PORT: await freePort(),
+    REDSTATE_NODE_PORT: await freePort(),
+  };
+  const env = {
+    ...process.env,
+    ...runtimeEnv(stage),
+    ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+  };
   mkdirSync(env.REDSTATE_DATA_DIR ?? stage.host('.'), { recursive: true });
   say(`CMD ${JSON.stringify(stage.cmd)}   (ports ${Object.values(ports).join(', ')})`);
   const started = Date.now();
-  const server = spawn(stage.cmd[0], stage.cmd.slice(1), { cwd: stage.host('.'), env, stdio: ['ignore', 'inherit', 'inherit'] });
+  const server = spawn(stage.cmd[0], stage.cmd.slice(1), {
+    cwd: stage.host('.'),
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   const exited = new Promise((resolve) => server.once('exit', (code, signal) => resolve({ code, signal })));
   try {
     const deadline = started + durationMs(stage.healthcheck.flags['start-period']) + 30_000;
     for (;;) {
       if (server.exitCode !== null) throw new Error(`CMD exited with ${server.exitCode} before it was healthy`);
-      const check = spawnSync(stage.healthcheck.cmd[0], stage.healthcheck.cmd.slice(1), { cwd: stage.host('.'), env, timeout: durationMs(stage.healthcheck.flags.timeout) });
+      const check = spawnSync(stage.healthcheck.cmd[0], stage.healthcheck.cmd.slice(1), {
+        cwd: stage.host('.'),
+        env,
+        timeout: durationMs(stage.healthcheck.flags.timeout),
+      });
       if (check.status === 0) break;
       if (Date.now() > deadline) throw new Error('HEALTHCHECK never passed');
       await new Promise((r) => setTimeout(r, 100));
@@ -133,9 +168,13 @@ async function start(stage) {
  */
 function checkProductionOnly(stage) {
   const pkg = JSON.parse(readFileSync(stage.host('package.json'), 'utf8'));
-  const present = Object.keys(pkg.devDependencies ?? {}).filter((name) => existsSync(stage.host(`node_modules/${name}`)));
+  const present = Object.keys(pkg.devDependencies ?? {}).filter((name) =>
+    existsSync(stage.host(`node_modules/${name}`)),
+  );
   const ls = spawnSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: stage.host('.'), encoding: 'utf8' });
-  const production = new Set(ls.stdout.split('\n').map((p) => path.relative(stage.host('node_modules'), p).split(path.sep).join('/')));
+  const production = new Set(
+    ls.stdout.split('\n').map((p) => path.relative(stage.host('node_modules'), p).split(path.sep).join('/')),
+  );
   const devOnly = present.filter((name) => !production.has(name));
   if (devOnly.length > 0) throw new Error(`dev dependencies in the image: ${devOnly.join(', ')}`);
   const size = (dir) => spawnSync('du', ['-sh', dir], { encoding: 'utf8' }).stdout.split('\t')[0];
@@ -175,7 +214,10 @@ async function main() {
         for (const p of ins.getProperties()) stage.env[p.getName()] = p.getValue() ?? '';
         break;
       case 'COPY': {
-        const from = flags.from === undefined ? undefined : stages.find((s) => s.name === flags.from || String(s.index) === flags.from);
+        const from =
+          flags.from === undefined
+            ? undefined
+            : stages.find((s) => s.name === flags.from || String(s.index) === flags.from);
         if (flags.from !== undefined && !from) throw new Error(`COPY --from=${flags.from}: no such stage`);
         copy(stage, args, from);
         break;

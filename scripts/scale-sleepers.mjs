@@ -25,7 +25,8 @@ const { values: args } = parseArgs({
 });
 const n = Number(args.n);
 const sleepMs = Number(args['sleep-ms']);
-if (!args['no-build']) execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
+if (!args['no-build'])
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
 const { startStack, sqlRows } = await import('../dist/test/support/stack.js');
 const { scrape } = await import('../dist/test/support/prometheus.js');
 const { memory } = await import('./bench-resources.mjs');
@@ -65,7 +66,7 @@ try {
   );
   const sentAfter = performance.now() - sendStart;
   const suspended = async () => {
-    const rows = await sqlRows(stack.admin, "SELECT status, count(*) AS n FROM sys_invocation GROUP BY status");
+    const rows = await sqlRows(stack.admin, 'SELECT status, count(*) AS n FROM sys_invocation GROUP BY status');
     return Number(rows.find((r) => r.status === 'suspended')?.n ?? 0);
   };
   await until('every invocation suspended', async () => (await suspended()) >= n, sleepMs - sentAfter);
@@ -82,7 +83,11 @@ try {
   const healthyAfter = performance.now() - killedAt;
   const restarted = memory(stack.server.pid());
   let counts = {};
-  await until('every invocation completed', async () => Object.keys((counts = await stack.counts())).length >= n, sleepMs + 120_000);
+  await until(
+    'every invocation completed',
+    async () => Object.keys((counts = await stack.counts())).length >= n,
+    sleepMs + 120_000,
+  );
   const doneAfterRestart = performance.now() - killedAt;
   // The last sleep was due sleepMs after the last send.
   const lateness = performance.now() - (sendStart + sentAfter + sleepMs);
@@ -93,12 +98,22 @@ try {
   const afterHeap = await heap();
 
   console.log(`\n${n} invocations sleeping ${sleepMs} ms, ${args.store} store`);
-  console.log(`  sent in ${Math.round(sentAfter)} ms (${Math.round((n / sentAfter) * 1000)}/s), all suspended after ${Math.round(allSuspendedAfter)} ms`);
-  console.log(`  server RSS idle ${mib(idle.anonKiB + idle.fileKiB)} MiB (anon ${mib(idle.anonKiB)}, file ${mib(idle.fileKiB)}); with all suspended ${mib(loaded.anonKiB + loaded.fileKiB)} MiB (anon ${mib(loaded.anonKiB)}, file ${mib(loaded.fileKiB)})`);
+  console.log(
+    `  sent in ${Math.round(sentAfter)} ms (${Math.round((n / sentAfter) * 1000)}/s), all suspended after ${Math.round(allSuspendedAfter)} ms`,
+  );
+  console.log(
+    `  server RSS idle ${mib(idle.anonKiB + idle.fileKiB)} MiB (anon ${mib(idle.anonKiB)}, file ${mib(idle.fileKiB)}); with all suspended ${mib(loaded.anonKiB + loaded.fileKiB)} MiB (anon ${mib(loaded.anonKiB)}, file ${mib(loaded.fileKiB)})`,
+  );
   console.log(`  with all suspended: ${loadedHeap}`);
-  console.log(`  per suspended invocation: ${((loaded.anonKiB - idle.anonKiB) / n).toFixed(2)} KiB anonymous, ${((loaded.anonKiB + loaded.fileKiB - idle.anonKiB - idle.fileKiB) / n).toFixed(2)} KiB with mapped files`);
-  console.log(`  SIGKILL while they sleep -> healthy after ${Math.round(healthyAfter)} ms (RSS ${mib(restarted.anonKiB + restarted.fileKiB)} MiB); all completed ${Math.round(doneAfterRestart)} ms after the kill, ${Math.round(lateness)} ms after the last one was due`);
-  console.log(`  completed once: ${n - missing - twice}, twice or more: ${twice}, missing: ${missing}; RSS 5 s after all completed ${mib(after.anonKiB + after.fileKiB)} MiB (anon ${mib(after.anonKiB)}, file ${mib(after.fileKiB)}), ${afterHeap}`);
+  console.log(
+    `  per suspended invocation: ${((loaded.anonKiB - idle.anonKiB) / n).toFixed(2)} KiB anonymous, ${((loaded.anonKiB + loaded.fileKiB - idle.anonKiB - idle.fileKiB) / n).toFixed(2)} KiB with mapped files`,
+  );
+  console.log(
+    `  SIGKILL while they sleep -> healthy after ${Math.round(healthyAfter)} ms (RSS ${mib(restarted.anonKiB + restarted.fileKiB)} MiB); all completed ${Math.round(doneAfterRestart)} ms after the kill, ${Math.round(lateness)} ms after the last one was due`,
+  );
+  console.log(
+    `  completed once: ${n - missing - twice}, twice or more: ${twice}, missing: ${missing}; RSS 5 s after all completed ${mib(after.anonKiB + after.fileKiB)} MiB (anon ${mib(after.anonKiB)}, file ${mib(after.fileKiB)}), ${afterHeap}`,
+  );
   if (twice || missing) process.exitCode = 1;
 } finally {
   await stack.stop();

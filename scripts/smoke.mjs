@@ -18,7 +18,11 @@ const say = (line) => process.stdout.write(`smoke (Node ${process.version}): ${l
 
 /** A child process whose output is kept, and a promise of the first match of `ready` in it. */
 function start(args, env, ready) {
-  const proc = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const matched = new Promise((resolve, reject) => {
     const look = (chunk) => {
@@ -75,15 +79,32 @@ try {
   const [, servicePort] = await service.matched;
   await until('the server to be healthy', async () => (await fetch(`${admin}/health`)).ok);
   say('healthy');
-  await expect('register', await fetch(`${admin}/deployments`, { method: 'POST', headers: json, body: JSON.stringify({ uri: `http://127.0.0.1:${servicePort}` }) }));
-  await expect('Counter/smoke/add 2', await fetch(`${ingress}/restate/call/Counter/smoke/add`, { method: 'POST', headers: json, body: '2' }), '2');
-  await expect('Counter/smoke/add 3', await fetch(`${ingress}/restate/call/Counter/smoke/add`, { method: 'POST', headers: json, body: '3' }), '5');
+  await expect(
+    'register',
+    await fetch(`${admin}/deployments`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ uri: `http://127.0.0.1:${servicePort}` }),
+    }),
+  );
+  await expect(
+    'Counter/smoke/add 2',
+    await fetch(`${ingress}/restate/call/Counter/smoke/add`, { method: 'POST', headers: json, body: '2' }),
+    '2',
+  );
+  await expect(
+    'Counter/smoke/add 3',
+    await fetch(`${ingress}/restate/call/Counter/smoke/add`, { method: 'POST', headers: json, body: '3' }),
+    '5',
+  );
   await expect(
     '/query state',
     await fetch(`${admin}/query`, {
       method: 'POST',
       headers: { ...json, accept: 'application/json' },
-      body: JSON.stringify({ query: "SELECT key, value_utf8 FROM state WHERE service_name = 'Counter' AND service_key = 'smoke'" }),
+      body: JSON.stringify({
+        query: "SELECT key, value_utf8 FROM state WHERE service_name = 'Counter' AND service_key = 'smoke'",
+      }),
     }),
     '{"rows":[{"key":"count","value_utf8":"5"}]}',
   );

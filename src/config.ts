@@ -192,7 +192,8 @@ function redisUrl(raw: string, name: string): string | undefined {
 function oneOf<T extends string>(values: readonly T[]) {
   return (raw: string, name: string): T => {
     const v = raw.trim().toLowerCase();
-    if (!(values as readonly string[]).includes(v)) throw new ConfigError(`${name}: '${raw}' is not one of ${values.join(', ')}`);
+    if (!(values as readonly string[]).includes(v))
+      throw new ConfigError(`${name}: '${raw}' is not one of ${values.join(', ')}`);
     return v as T;
   };
 }
@@ -203,23 +204,148 @@ function text(raw: string, name: string): string {
 }
 
 export const settings: readonly Setting[] = [
-  { key: 'ingressPort', flag: '--ingress-port', env: 'REDSTATE_INGRESS_PORT', arg: 'N', help: 'ingress port: /restate/call, send, attach, output, awakeables', parse: port },
-  { key: 'adminPort', flag: '--admin-port', env: 'REDSTATE_ADMIN_PORT', arg: 'N', help: 'admin port: /deployments, /services, /invocations, /query, /health, /metrics', parse: port },
-  { key: 'nodePort', flag: '--node-port', env: 'REDSTATE_NODE_PORT', arg: 'N', help: "node-to-node traffic, and Prometheus /metrics as on Restate's node port", parse: port },
-  { key: 'nodeId', flag: '--node-id', env: 'REDSTATE_NODE_ID', arg: 'NAME', help: 'name of this node among those sharing one Redis', shownDefault: 'generated once, kept in the data dir', parse: text },
-  { key: 'nodeAddress', flag: '--node-address', env: 'REDSTATE_NODE_ADDRESS', arg: 'HOST', help: 'host the other nodes reach this one at (forwarded requests, deliveries)', shownDefault: "the --host value, or the machine's name when that is 0.0.0.0 or ::", parse: text },
-  { key: 'host', flag: '--host', env: 'REDSTATE_HOST', arg: 'ADDR', help: 'bind address of the three ports', parse: text },
-  { key: 'redisUrl', flag: '--redis-url', env: 'REDSTATE_REDIS_URL', arg: 'URL', help: 'Redis store, e.g. redis://127.0.0.1:6379, or a Redis Cluster: redis-cluster://host1:port1,host2:port2', shownDefault: 'unset: embedded store', parse: redisUrl },
-  { key: 'dataDir', flag: '--data-dir', env: 'REDSTATE_DATA_DIR', arg: 'DIR', help: 'directory of the embedded store (with Redis: only the node id); one process per directory', parse: text },
-  { key: 'partitions', flag: '--partitions', env: 'REDSTATE_PARTITIONS', arg: 'N', help: 'number of partitions; fixed when the store is created', parse: positiveInt },
-  { key: 'requestSizeLimit', flag: '--request-size-limit', env: 'REDSTATE_REQUEST_SIZE_LIMIT', arg: 'BYTES', help: 'largest ingress request body (also sizes the HTTP/2 sessions towards deployments)', shownDefault: '33554432 (32 MiB)', parse: positiveInt },
-  { key: 'shutdownGrace', flag: '--shutdown-grace', env: 'REDSTATE_SHUTDOWN_GRACE', arg: 'MS', help: 'on SIGTERM, how long requests in flight may still be answered before connections close', parse: positiveInt },
-  { key: 'storeOutageWait', flag: '--store-outage-wait', env: 'REDSTATE_STORE_OUTAGE_WAIT', arg: 'MS', help: 'how long an ingress or admin write waits for an unreachable store, then finds out what it did, before answering 503', parse: positiveInt },
-  { key: 'redisWaitReplicas', flag: '--redis-wait-replicas', env: 'REDSTATE_REDIS_WAIT_REPLICAS', arg: 'N|auto', help: 'replicas each Redis commit waits for (WAIT) before it is acknowledged; auto: 1 while the primary has one connected', parse: replicas },
-  { key: 'logFormat', flag: '--log-format', env: 'REDSTATE_LOG_FORMAT', arg: 'json|pretty', help: 'log line format', shownDefault: 'pretty on a terminal, else json', parse: oneOf(['json', 'pretty'] as const) },
-  { key: 'logLevel', flag: '--log-level', env: 'REDSTATE_LOG_LEVEL', arg: 'LEVEL', help: `lowest level logged: ${LOG_LEVELS.join(', ')}`, parse: oneOf(LOG_LEVELS) },
-  { key: 'tracingEndpoint', flag: '--tracing-endpoint', env: 'REDSTATE_TRACING_ENDPOINT', arg: 'URL', help: 'OTLP/HTTP collector for traces, e.g. http://localhost:4318', shownDefault: 'unset: no tracing', parse: url(['http:', 'https:'], 'http://host:4318') },
-  { key: 'enableVqueues', flag: '--experimental-enable-vqueues', env: 'REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES', arg: 'BOOL', help: "as Restate's experimental-enable-vqueues: scoped calls and sends, enforced limit rules, pausable virtual queues", parse: bool },
+  {
+    key: 'ingressPort',
+    flag: '--ingress-port',
+    env: 'REDSTATE_INGRESS_PORT',
+    arg: 'N',
+    help: 'ingress port: /restate/call, send, attach, output, awakeables',
+    parse: port,
+  },
+  {
+    key: 'adminPort',
+    flag: '--admin-port',
+    env: 'REDSTATE_ADMIN_PORT',
+    arg: 'N',
+    help: 'admin port: /deployments, /services, /invocations, /query, /health, /metrics',
+    parse: port,
+  },
+  {
+    key: 'nodePort',
+    flag: '--node-port',
+    env: 'REDSTATE_NODE_PORT',
+    arg: 'N',
+    help: "node-to-node traffic, and Prometheus /metrics as on Restate's node port",
+    parse: port,
+  },
+  {
+    key: 'nodeId',
+    flag: '--node-id',
+    env: 'REDSTATE_NODE_ID',
+    arg: 'NAME',
+    help: 'name of this node among those sharing one Redis',
+    shownDefault: 'generated once, kept in the data dir',
+    parse: text,
+  },
+  {
+    key: 'nodeAddress',
+    flag: '--node-address',
+    env: 'REDSTATE_NODE_ADDRESS',
+    arg: 'HOST',
+    help: 'host the other nodes reach this one at (forwarded requests, deliveries)',
+    shownDefault: "the --host value, or the machine's name when that is 0.0.0.0 or ::",
+    parse: text,
+  },
+  {
+    key: 'host',
+    flag: '--host',
+    env: 'REDSTATE_HOST',
+    arg: 'ADDR',
+    help: 'bind address of the three ports',
+    parse: text,
+  },
+  {
+    key: 'redisUrl',
+    flag: '--redis-url',
+    env: 'REDSTATE_REDIS_URL',
+    arg: 'URL',
+    help: 'Redis store, e.g. redis://127.0.0.1:6379, or a Redis Cluster: redis-cluster://host1:port1,host2:port2',
+    shownDefault: 'unset: embedded store',
+    parse: redisUrl,
+  },
+  {
+    key: 'dataDir',
+    flag: '--data-dir',
+    env: 'REDSTATE_DATA_DIR',
+    arg: 'DIR',
+    help: 'directory of the embedded store (with Redis: only the node id); one process per directory',
+    parse: text,
+  },
+  {
+    key: 'partitions',
+    flag: '--partitions',
+    env: 'REDSTATE_PARTITIONS',
+    arg: 'N',
+    help: 'number of partitions; fixed when the store is created',
+    parse: positiveInt,
+  },
+  {
+    key: 'requestSizeLimit',
+    flag: '--request-size-limit',
+    env: 'REDSTATE_REQUEST_SIZE_LIMIT',
+    arg: 'BYTES',
+    help: 'largest ingress request body (also sizes the HTTP/2 sessions towards deployments)',
+    shownDefault: '33554432 (32 MiB)',
+    parse: positiveInt,
+  },
+  {
+    key: 'shutdownGrace',
+    flag: '--shutdown-grace',
+    env: 'REDSTATE_SHUTDOWN_GRACE',
+    arg: 'MS',
+    help: 'on SIGTERM, how long requests in flight may still be answered before connections close',
+    parse: positiveInt,
+  },
+  {
+    key: 'storeOutageWait',
+    flag: '--store-outage-wait',
+    env: 'REDSTATE_STORE_OUTAGE_WAIT',
+    arg: 'MS',
+    help: 'how long an ingress or admin write waits for an unreachable store, then finds out what it did, before answering 503',
+    parse: positiveInt,
+  },
+  {
+    key: 'redisWaitReplicas',
+    flag: '--redis-wait-replicas',
+    env: 'REDSTATE_REDIS_WAIT_REPLICAS',
+    arg: 'N|auto',
+    help: 'replicas each Redis commit waits for (WAIT) before it is acknowledged; auto: 1 while the primary has one connected',
+    parse: replicas,
+  },
+  {
+    key: 'logFormat',
+    flag: '--log-format',
+    env: 'REDSTATE_LOG_FORMAT',
+    arg: 'json|pretty',
+    help: 'log line format',
+    shownDefault: 'pretty on a terminal, else json',
+    parse: oneOf(['json', 'pretty'] as const),
+  },
+  {
+    key: 'logLevel',
+    flag: '--log-level',
+    env: 'REDSTATE_LOG_LEVEL',
+    arg: 'LEVEL',
+    help: `lowest level logged: ${LOG_LEVELS.join(', ')}`,
+    parse: oneOf(LOG_LEVELS),
+  },
+  {
+    key: 'tracingEndpoint',
+    flag: '--tracing-endpoint',
+    env: 'REDSTATE_TRACING_ENDPOINT',
+    arg: 'URL',
+    help: 'OTLP/HTTP collector for traces, e.g. http://localhost:4318',
+    shownDefault: 'unset: no tracing',
+    parse: url(['http:', 'https:'], 'http://host:4318'),
+  },
+  {
+    key: 'enableVqueues',
+    flag: '--experimental-enable-vqueues',
+    env: 'REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES',
+    arg: 'BOOL',
+    help: "as Restate's experimental-enable-vqueues: scoped calls and sends, enforced limit rules, pausable virtual queues",
+    parse: bool,
+  },
   {
     key: 'enableScopedVirtualObjects',
     flag: '--experimental-enable-scoped-virtual-objects',
@@ -228,12 +354,59 @@ export const settings: readonly Setting[] = [
     help: 'with vqueues: a scope on virtual-object calls too, state and lock per (scope, key)',
     parse: bool,
   },
-  { key: 'enableProtocolV7', flag: '--experimental-enable-protocol-v7', env: 'REDSTATE_EXPERIMENTAL_ENABLE_PROTOCOL_V7', arg: 'BOOL', help: 'talk service protocol v7 to deployments that support it (else v6, like Restate 1.7)', parse: bool },
-  { key: 'ingressHost', flag: '--ingress-host', env: 'REDSTATE_INGRESS_HOST', arg: 'ADDR', help: 'bind address of the ingress', shownDefault: 'the --host value', parse: text },
-  { key: 'adminHost', flag: '--admin-host', env: 'REDSTATE_ADMIN_HOST', arg: 'ADDR', help: 'bind address of the admin API', shownDefault: 'the --host value', parse: text },
-  { key: 'redisTlsCaFile', flag: '--redis-tls-ca-file', env: 'REDSTATE_REDIS_TLS_CA_FILE', arg: 'FILE', help: 'PEM of a CA to trust for rediss://, beyond the system\'s', shownDefault: 'unset', parse: text },
-  { key: 'redisTlsCertFile', flag: '--redis-tls-cert-file', env: 'REDSTATE_REDIS_TLS_CERT_FILE', arg: 'FILE', help: 'PEM client certificate for rediss://', shownDefault: 'unset', parse: text },
-  { key: 'redisTlsKeyFile', flag: '--redis-tls-key-file', env: 'REDSTATE_REDIS_TLS_KEY_FILE', arg: 'FILE', help: 'PEM key of that client certificate', shownDefault: 'unset', parse: text },
+  {
+    key: 'enableProtocolV7',
+    flag: '--experimental-enable-protocol-v7',
+    env: 'REDSTATE_EXPERIMENTAL_ENABLE_PROTOCOL_V7',
+    arg: 'BOOL',
+    help: 'talk service protocol v7 to deployments that support it (else v6, like Restate 1.7)',
+    parse: bool,
+  },
+  {
+    key: 'ingressHost',
+    flag: '--ingress-host',
+    env: 'REDSTATE_INGRESS_HOST',
+    arg: 'ADDR',
+    help: 'bind address of the ingress',
+    shownDefault: 'the --host value',
+    parse: text,
+  },
+  {
+    key: 'adminHost',
+    flag: '--admin-host',
+    env: 'REDSTATE_ADMIN_HOST',
+    arg: 'ADDR',
+    help: 'bind address of the admin API',
+    shownDefault: 'the --host value',
+    parse: text,
+  },
+  {
+    key: 'redisTlsCaFile',
+    flag: '--redis-tls-ca-file',
+    env: 'REDSTATE_REDIS_TLS_CA_FILE',
+    arg: 'FILE',
+    help: "PEM of a CA to trust for rediss://, beyond the system's",
+    shownDefault: 'unset',
+    parse: text,
+  },
+  {
+    key: 'redisTlsCertFile',
+    flag: '--redis-tls-cert-file',
+    env: 'REDSTATE_REDIS_TLS_CERT_FILE',
+    arg: 'FILE',
+    help: 'PEM client certificate for rediss://',
+    shownDefault: 'unset',
+    parse: text,
+  },
+  {
+    key: 'redisTlsKeyFile',
+    flag: '--redis-tls-key-file',
+    env: 'REDSTATE_REDIS_TLS_KEY_FILE',
+    arg: 'FILE',
+    help: 'PEM key of that client certificate',
+    shownDefault: 'unset',
+    parse: text,
+  },
   {
     key: 'requestIdentityPrivateKeyPemFile',
     flag: '--request-identity-private-key-pem-file',
@@ -243,14 +416,72 @@ export const settings: readonly Setting[] = [
     shownDefault: 'unset: unsigned',
     parse: text,
   },
-  { key: 'adminToken', env: 'REDSTATE_ADMIN_TOKEN', arg: 'TOKEN', help: 'bearer token the admin API requires (environment only: flags show in ps)', shownDefault: 'unset: open', parse: text },
-  { key: 'ingressToken', env: 'REDSTATE_INGRESS_TOKEN', arg: 'TOKEN', help: 'bearer token the ingress requires (environment only)', shownDefault: 'unset: open', parse: text },
-  { key: 'authTokensFile', flag: '--auth-tokens-file', env: 'REDSTATE_AUTH_TOKENS_FILE', arg: 'FILE', help: "bearer tokens, one per line: 'admin|ingress|any <token>'", shownDefault: 'unset', parse: text },
-  { key: 'queryTimeoutMs', flag: '--query-timeout', env: 'REDSTATE_QUERY_TIMEOUT_MS', arg: 'MS', help: 'longest one /query request may run', parse: positiveInt },
-  { key: 'queryMemoryLimitMb', flag: '--query-memory-limit', env: 'REDSTATE_QUERY_MEMORY_LIMIT_MB', arg: 'MIB', help: "memory one /query request's engine may use", parse: positiveInt },
-  { key: 'queryMaxRows', flag: '--query-max-rows', env: 'REDSTATE_QUERY_MAX_ROWS', arg: 'N', help: 'most rows a /query answer may have', parse: positiveInt },
-  { key: 'queryMaxResultBytes', flag: '--query-max-result-bytes', env: 'REDSTATE_QUERY_MAX_RESULT_BYTES', arg: 'BYTES', help: 'largest /query answer', shownDefault: '33554432 (32 MiB)', parse: positiveInt },
-  { key: 'subscriptionMaxInFlight', flag: '--subscription-max-in-flight', env: 'REDSTATE_SUBSCRIPTION_MAX_IN_FLIGHT', arg: 'N', help: 'most invocations of one subscription created and not yet completed; then reading its source waits', parse: positiveInt },
+  {
+    key: 'adminToken',
+    env: 'REDSTATE_ADMIN_TOKEN',
+    arg: 'TOKEN',
+    help: 'bearer token the admin API requires (environment only: flags show in ps)',
+    shownDefault: 'unset: open',
+    parse: text,
+  },
+  {
+    key: 'ingressToken',
+    env: 'REDSTATE_INGRESS_TOKEN',
+    arg: 'TOKEN',
+    help: 'bearer token the ingress requires (environment only)',
+    shownDefault: 'unset: open',
+    parse: text,
+  },
+  {
+    key: 'authTokensFile',
+    flag: '--auth-tokens-file',
+    env: 'REDSTATE_AUTH_TOKENS_FILE',
+    arg: 'FILE',
+    help: "bearer tokens, one per line: 'admin|ingress|any <token>'",
+    shownDefault: 'unset',
+    parse: text,
+  },
+  {
+    key: 'queryTimeoutMs',
+    flag: '--query-timeout',
+    env: 'REDSTATE_QUERY_TIMEOUT_MS',
+    arg: 'MS',
+    help: 'longest one /query request may run',
+    parse: positiveInt,
+  },
+  {
+    key: 'queryMemoryLimitMb',
+    flag: '--query-memory-limit',
+    env: 'REDSTATE_QUERY_MEMORY_LIMIT_MB',
+    arg: 'MIB',
+    help: "memory one /query request's engine may use",
+    parse: positiveInt,
+  },
+  {
+    key: 'queryMaxRows',
+    flag: '--query-max-rows',
+    env: 'REDSTATE_QUERY_MAX_ROWS',
+    arg: 'N',
+    help: 'most rows a /query answer may have',
+    parse: positiveInt,
+  },
+  {
+    key: 'queryMaxResultBytes',
+    flag: '--query-max-result-bytes',
+    env: 'REDSTATE_QUERY_MAX_RESULT_BYTES',
+    arg: 'BYTES',
+    help: 'largest /query answer',
+    shownDefault: '33554432 (32 MiB)',
+    parse: positiveInt,
+  },
+  {
+    key: 'subscriptionMaxInFlight',
+    flag: '--subscription-max-in-flight',
+    env: 'REDSTATE_SUBSCRIPTION_MAX_IN_FLIGHT',
+    arg: 'N',
+    help: 'most invocations of one subscription created and not yet completed; then reading its source waits',
+    parse: positiveInt,
+  },
 ];
 
 /** Builds the config from `env` and `argv` (flags as `--name value` or `--name=value`). */
@@ -266,7 +497,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: string[]): Config {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--help' || arg === '-h') continue;
-    const [name, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [name, inline] = arg.includes('=')
+      ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+      : [arg, undefined];
     const s = settings.find((x) => x.flag === name);
     if (!s) throw new ConfigError(`unknown flag '${name}' (see --help)`);
     const raw = inline ?? argv[++i];
@@ -289,7 +522,10 @@ export function usage(): string {
     '',
     'Each setting is a flag or an environment variable; a flag wins over the environment.',
     '',
-    ...settings.map((s) => `  ${s.flag ? `${s.flag} ${s.arg}` : `${s.env}=${s.arg}`}   [${s.flag ? `${s.env}, ` : 'environment only, '}default: ${shownDefault(s)}]\n      ${s.help}`),
+    ...settings.map(
+      (s) =>
+        `  ${s.flag ? `${s.flag} ${s.arg}` : `${s.env}=${s.arg}`}   [${s.flag ? `${s.env}, ` : 'environment only, '}default: ${shownDefault(s)}]\n      ${s.help}`,
+    ),
     '',
   ].join('\n');
 }
@@ -300,6 +536,8 @@ export function settingsMarkdown(): string {
   return [
     '| flag | environment | default | what |',
     '|---|---|---|---|',
-    ...settings.map((s) => `| ${s.flag ? `\`${s.flag}\`` : '—'} | \`${s.env}\` | ${cell(shownDefault(s))} | ${cell(s.help)} |`),
+    ...settings.map(
+      (s) => `| ${s.flag ? `\`${s.flag}\`` : '—'} | \`${s.env}\` | ${cell(shownDefault(s))} | ${cell(s.help)} |`,
+    ),
   ].join('\n');
 }

@@ -20,7 +20,15 @@ export interface RedisSeed {
 export type RedisTarget =
   | { kind: 'single'; url: string; tls: boolean }
   | { kind: 'cluster'; seeds: RedisSeed[]; tls: boolean; username?: string; password?: string }
-  | { kind: 'sentinel'; sentinels: RedisSeed[]; name: string; tls: boolean; username?: string; password?: string; sentinelPassword?: string };
+  | {
+      kind: 'sentinel';
+      sentinels: RedisSeed[];
+      name: string;
+      tls: boolean;
+      username?: string;
+      password?: string;
+      sentinelPassword?: string;
+    };
 
 const CLUSTER_SCHEMES: Record<string, boolean> = { 'redis-cluster:': false, 'rediss-cluster:': true };
 const SENTINEL_SCHEMES: Record<string, boolean> = { 'redis-sentinel:': false, 'rediss-sentinel:': true };
@@ -32,10 +40,14 @@ export const REDIS_URL_FORMS =
 /** Throws an Error that says which form was expected; never shows the password. */
 export function parseRedisUrl(raw: string): RedisTarget {
   const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(raw)?.[0].toLowerCase();
-  if (scheme !== undefined && scheme in CLUSTER_SCHEMES) return clusterOf(raw.slice(scheme.length + 2), CLUSTER_SCHEMES[scheme]!, raw);
-  if (scheme !== undefined && scheme in SENTINEL_SCHEMES) return sentinelOf(raw.slice(scheme.length + 2), SENTINEL_SCHEMES[scheme]!, raw);
+  if (scheme !== undefined && scheme in CLUSTER_SCHEMES)
+    return clusterOf(raw.slice(scheme.length + 2), CLUSTER_SCHEMES[scheme]!, raw);
+  if (scheme !== undefined && scheme in SENTINEL_SCHEMES)
+    return sentinelOf(raw.slice(scheme.length + 2), SENTINEL_SCHEMES[scheme]!, raw);
   if (scheme === undefined || !(scheme in SINGLE_SCHEMES)) {
-    throw new Error(`must start with redis://, rediss://, redis-cluster://, rediss-cluster://, redis-sentinel:// or rediss-sentinel:// (${REDIS_URL_FORMS})`);
+    throw new Error(
+      `must start with redis://, rediss://, redis-cluster://, rediss-cluster://, redis-sentinel:// or rediss-sentinel:// (${REDIS_URL_FORMS})`,
+    );
   }
   const urls = raw.split(',').map((part) => part.trim());
   if (urls.length === 1) {
@@ -44,7 +56,8 @@ export function parseRedisUrl(raw: string): RedisTarget {
   }
   const seeds = urls.map(parsed);
   const tls = seeds.map((u) => SINGLE_SCHEMES[u.protocol]);
-  if (tls.some((t) => t === undefined) || new Set(tls).size > 1) throw new Error(`several seeds must all be redis:// or all be rediss:// (${REDIS_URL_FORMS})`);
+  if (tls.some((t) => t === undefined) || new Set(tls).size > 1)
+    throw new Error(`several seeds must all be redis:// or all be rediss:// (${REDIS_URL_FORMS})`);
   const withAuth = seeds.find((u) => u.username !== '' || u.password !== '');
   return {
     kind: 'cluster',
@@ -57,7 +70,8 @@ export function parseRedisUrl(raw: string): RedisTarget {
 function clusterOf(rest: string, tls: boolean, raw: string): RedisTarget {
   const { userinfo, hosts } = splitUserinfo(rest);
   const list = hosts.replace(/\/(0)?$/, '');
-  if (list.includes('/')) throw new Error(`a Redis Cluster has only database 0: '${withoutPassword(raw)}' names another`);
+  if (list.includes('/'))
+    throw new Error(`a Redis Cluster has only database 0: '${withoutPassword(raw)}' names another`);
   return { kind: 'cluster', seeds: seedList(list, raw), tls, ...credentialsOf(userinfo) };
 }
 
@@ -66,7 +80,10 @@ function sentinelOf(rest: string, tls: boolean, raw: string): RedisTarget {
   const [path, query = ''] = hosts.split('?', 2) as [string, string?];
   const slash = path.indexOf('/');
   const name = slash < 0 ? '' : decodeURIComponent(path.slice(slash + 1));
-  if (name === '' || name.includes('/')) throw new Error(`'${withoutPassword(raw)}' must end with the primary's name, as Sentinel knows it: …/mymaster (${REDIS_URL_FORMS})`);
+  if (name === '' || name.includes('/'))
+    throw new Error(
+      `'${withoutPassword(raw)}' must end with the primary's name, as Sentinel knows it: …/mymaster (${REDIS_URL_FORMS})`,
+    );
   const sentinelPassword = new URLSearchParams(query).get('sentinelPassword') ?? '';
   return {
     kind: 'sentinel',
@@ -86,7 +103,8 @@ function splitUserinfo(rest: string): { userinfo: string; hosts: string } {
 
 function seedList(hosts: string, raw: string, defaultPort = 6379): RedisSeed[] {
   const parts = hosts.split(',').map((h) => h.trim());
-  if (parts.some((h) => h === '')) throw new Error(`'${withoutPassword(raw)}' lists an empty host (${REDIS_URL_FORMS})`);
+  if (parts.some((h) => h === ''))
+    throw new Error(`'${withoutPassword(raw)}' lists an empty host (${REDIS_URL_FORMS})`);
   return parts.map((h) => seedOf(parsed(`redis://${h}`), defaultPort));
 }
 

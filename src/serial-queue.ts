@@ -48,7 +48,12 @@ export class PriorityQueue {
 
   private async drain(): Promise<void> {
     this.running = true;
-    for (let next = this.urgent.shift() ?? this.ordinary.shift(); next; next = this.urgent.shift() ?? this.ordinary.shift()) await next();
+    for (
+      let next = this.urgent.shift() ?? this.ordinary.shift();
+      next;
+      next = this.urgent.shift() ?? this.ordinary.shift()
+    )
+      await next();
     this.running = false;
   }
 }

@@ -68,7 +68,13 @@ function listen(server: http.Server, port: number, host: string): Promise<number
 }
 
 const redisTlsOf = (config: Config) =>
-  config.redisUrl ? tlsOptions(config.redisUrl, { ca: config.redisTlsCaFile, cert: config.redisTlsCertFile, key: config.redisTlsKeyFile }) : undefined;
+  config.redisUrl
+    ? tlsOptions(config.redisUrl, {
+        ca: config.redisTlsCaFile,
+        cert: config.redisTlsCertFile,
+        key: config.redisTlsKeyFile,
+      })
+    : undefined;
 
 /** The store the config names, reporting Redis outages in the log (store/redis/availability.ts). */
 function openConfiguredStore(config: Config, log: Logger) {
@@ -97,7 +103,12 @@ function nodeAddressOf(config: Config): string {
 }
 
 /** Takes this node's share of the partitions and recovers them; resolves with what recovery did. */
-async function joinCluster(cluster: ClusterNode, runtime: Runtime, subscriptions: SubscriptionEngine, nodeUrl: string): Promise<Recovered> {
+async function joinCluster(
+  cluster: ClusterNode,
+  runtime: Runtime,
+  subscriptions: SubscriptionEngine,
+  nodeUrl: string,
+): Promise<Recovered> {
   const recovered: Recovered = { resumed: 0, redelivered: 0, mutations: 0, attaches: 0 };
   const host = {
     acquirePartition: async (p: number) => {
@@ -126,7 +137,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   startProcessMetrics();
   const idleRelease = startIdleRelease();
   const tokens = loadTokens(config);
-  const signer = config.requestIdentityPrivateKeyPemFile ? RequestSigner.fromPemFile(config.requestIdentityPrivateKeyPemFile) : undefined;
+  const signer = config.requestIdentityPrivateKeyPemFile
+    ? RequestSigner.fromPemFile(config.requestIdentityPrivateKeyPemFile)
+    : undefined;
   // Observed: the web UI's live updates hear of each commit once it is stored.
   const observed = new ObservedStore(await openConfiguredStore(config, log), { recordKinds: LIVE_RECORD_KINDS });
   // Reads of a key's state settle the writes an attempt holds back for it a moment.
@@ -136,17 +149,36 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   log.info(storeFields, `store: ${store.info.backend} at ${store.info.location}`);
   for (const w of store.info.warnings) log.warn(storeFields, w);
   // Restate logs the key id too: it is what SDK endpoints are given as `identityKeys`.
-  if (signer) log.info({ key_id: signer.keyId }, `request identity: requests to deployments are signed with ${signer.keyId}`);
-  const registry = await Registry.load(store, { outageWaitMs: config.storeOutageWait, ...(signer ? { discover: (uri, opts) => discover(uri, { ...opts, signer }) } : {}) });
+  if (signer)
+    log.info({ key_id: signer.keyId }, `request identity: requests to deployments are signed with ${signer.keyId}`);
+  const registry = await Registry.load(store, {
+    outageWaitMs: config.storeOutageWait,
+    ...(signer ? { discover: (uri, opts) => discover(uri, { ...opts, signer }) } : {}),
+  });
   // A store several nodes can share: this node holds leases on its share of the partitions,
   // the runtime works only on those and forwards the rest to their owners.
   const coordination = store.coordination;
   // Forwarded bodies, as ingress bodies, go up to the request size limit.
   const nodeSessions = sessionOptions({ maxMessageBytes: config.requestSizeLimit });
   const cluster = coordination
-    ? new ClusterNode({ coordination, partitions: config.partitions, nodeId: dataDir.nodeId, log, refresh: () => registry.refresh(), peerSessions: nodeSessions })
+    ? new ClusterNode({
+        coordination,
+        partitions: config.partitions,
+        nodeId: dataDir.nodeId,
+        log,
+        refresh: () => registry.refresh(),
+        peerSessions: nodeSessions,
+      })
     : undefined;
-  const runtime = new Runtime(store, registry, config, log, new Transport({ maxMessageBytes: config.requestSizeLimit }, signer), cluster, held);
+  const runtime = new Runtime(
+    store,
+    registry,
+    config,
+    log,
+    new Transport({ maxMessageBytes: config.requestSizeLimit }, signer),
+    cluster,
+    held,
+  );
   // Bound before the partitions are taken: the other nodes forward to it as soon as this one owns any.
   const node = createNodeEndpoint(nodeSessions, rpcHandler(runtime));
   const nodePort = await listen(node, config.nodePort, config.host);
@@ -160,7 +192,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     active: cluster === undefined,
   });
   runtime.reportSubscriptionProgress(() => subscriptions.progress());
-  const recovered = cluster ? await joinCluster(cluster, runtime, subscriptions, `http://${nodeAddressOf(config)}:${nodePort}`) : await runtime.recover();
+  const recovered = cluster
+    ? await joinCluster(cluster, runtime, subscriptions, `http://${nodeAddressOf(config)}:${nodePort}`)
+    : await runtime.recover();
   if (recovered.resumed > 0 || recovered.redelivered > 0) {
     log.info(recovered, `recovered ${recovered.resumed} invocations, ${recovered.redelivered} outbox messages`);
   }
@@ -168,12 +202,20 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   subscriptions.start();
 
   const ready = () => store.ping();
-  const ingress = createListener(createIngressApp({ runtime, registry, config, ready, tokens: tokens.ingress }, log).callback());
+  const ingress = createListener(
+    createIngressApp({ runtime, registry, config, ready, tokens: tokens.ingress }, log).callback(),
+  );
   // Live event streams never finish by themselves: they end when the server stops.
   const stopping = new AbortController();
   // One engine for `/query` and the MCP endpoint's SQL: the limits on queries at once hold for both.
   const queryEngine = new QueryEngine(limitsFrom(config));
-  const querySources = { store, registry, config, subscriptions: () => runtime.subscriptionProgress() as Promise<SubscriptionProgressRow[]>, nodeId: dataDir.nodeId };
+  const querySources = {
+    store,
+    registry,
+    config,
+    subscriptions: () => runtime.subscriptionProgress() as Promise<SubscriptionProgressRow[]>,
+    nodeId: dataDir.nodeId,
+  };
   // Calls block until their invocation completes: no server-side request timeout.
   ingress.requestTimeout = 0;
   ingress.keepAliveTimeout = 65_000;
@@ -191,17 +233,30 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       ...(cluster ? { cluster: () => cluster.view() } : {}),
       query: { ...querySources, engine: queryEngine },
       live: { runtime, observed, stopping: stopping.signal },
-      extraRoutes: mcpRoutes({ runtime, registry, config: { ...config, ingressPort }, ready, engine: queryEngine, sources: querySources, log }),
+      extraRoutes: mcpRoutes({
+        runtime,
+        registry,
+        config: { ...config, ingressPort },
+        ready,
+        engine: queryEngine,
+        sources: querySources,
+        log,
+      }),
     }).callback(),
   );
   const adminPort = await listen(admin, config.adminPort, config.adminHost ?? config.host);
   // Before the readiness line: whoever waits for that line finds this one already written.
   if (tokens.ingress.enabled || tokens.admin.enabled) {
-    log.info(`bearer tokens required on: ${[tokens.ingress.enabled && 'ingress', tokens.admin.enabled && 'admin'].filter(Boolean).join(', ')}`);
+    log.info(
+      `bearer tokens required on: ${[tokens.ingress.enabled && 'ingress', tokens.admin.enabled && 'admin'].filter(Boolean).join(', ')}`,
+    );
   }
   // The readiness line: test/support/server.ts and scripts find the ports in this text.
   log.info(
-    { ports: { ingress: ingressPort, admin: adminPort, node: nodePort }, startup_ms: Math.round(performance.now() - startedAt) },
+    {
+      ports: { ingress: ingressPort, admin: adminPort, node: nodePort },
+      startup_ms: Math.round(performance.now() - startedAt),
+    },
     `ingress on :${ingressPort}, admin on :${adminPort}, node on :${nodePort}`,
   );
 

@@ -139,7 +139,13 @@ export function createAdminApp(deps: AdminDeps): Koa {
   app.use(compression);
   app.use(errorFunnel(log));
   app.use(versionPrefix);
-  app.use(requireBearer(deps.tokens ?? new TokenSet([]), (path) => path === '/health', (message) => new AdminError(401, message, null, CHALLENGE)));
+  app.use(
+    requireBearer(
+      deps.tokens ?? new TokenSet([]),
+      (path) => path === '/health',
+      (message) => new AdminError(401, message, null, CHALLENGE),
+    ),
+  );
   app.use(readBodies);
   app.use(router.routes());
   // Reached only when no route took the request: §1.2, 404 or 405 with `allow`, empty bodies.

@@ -19,12 +19,21 @@ export class Decoder {
 
   fail(path: string, message: string, consumed: number): AdminTextError {
     const p = this.doc.position(consumed);
-    return new AdminTextError(422, `${DESERIALIZE}${path ? `${path}: ` : ''}${message} at line ${p.line} column ${p.column}`);
+    return new AdminTextError(
+      422,
+      `${DESERIALIZE}${path ? `${path}: ` : ''}${message} at line ${p.line} column ${p.column}`,
+    );
   }
 
   /** The struct's known fields (duplicates refused), or a type error naming the struct. */
-  struct(node: JsonNode, path: string, name: string, fields: string[]): { node: ObjectNode; get: (f: string) => JsonNode | undefined } {
-    if (node.kind !== 'object') throw this.fail(path, `invalid type: ${describeUnexpected(node)}, expected struct ${name}`, node.at);
+  struct(
+    node: JsonNode,
+    path: string,
+    name: string,
+    fields: string[],
+  ): { node: ObjectNode; get: (f: string) => JsonNode | undefined } {
+    if (node.kind !== 'object')
+      throw this.fail(path, `invalid type: ${describeUnexpected(node)}, expected struct ${name}`, node.at);
     const found = new Map<string, JsonNode>();
     for (const [k, v] of node.entries) {
       if (!fields.includes(k)) continue;
@@ -41,18 +50,21 @@ export class Decoder {
   }
 
   string(node: JsonNode, path: string): string {
-    if (node.kind !== 'string') throw this.fail(path, `invalid type: ${describeUnexpected(node)}, expected a string`, node.at);
+    if (node.kind !== 'string')
+      throw this.fail(path, `invalid type: ${describeUnexpected(node)}, expected a string`, node.at);
     return node.value;
   }
 
   bool(node: JsonNode, path: string): boolean {
-    if (node.kind !== 'bool') throw this.fail(path, `invalid type: ${describeUnexpected(node)}, expected a boolean`, node.at);
+    if (node.kind !== 'bool')
+      throw this.fail(path, `invalid type: ${describeUnexpected(node)}, expected a boolean`, node.at);
     return node.value;
   }
 
   u32(node: JsonNode, path: string, nonzero: boolean): number {
     const expected = nonzero ? 'a nonzero u32' : 'u32';
-    if (node.kind !== 'number' || !node.integer) throw this.fail(path, `invalid type: ${describeUnexpected(node)}, expected ${expected}`, node.at);
+    if (node.kind !== 'number' || !node.integer)
+      throw this.fail(path, `invalid type: ${describeUnexpected(node)}, expected ${expected}`, node.at);
     if (node.value < (nonzero ? 1 : 0) || node.value > 0xffffffff) {
       throw this.fail(path, `invalid value: integer \`${node.text}\`, expected ${expected}`, node.at);
     }
@@ -60,7 +72,8 @@ export class Decoder {
   }
 
   stringMap(node: JsonNode, path: string): Record<string, string> {
-    if (node.kind !== 'object') throw this.fail(path, `invalid type: ${describeUnexpected(node)}, expected a map`, node.at);
+    if (node.kind !== 'object')
+      throw this.fail(path, `invalid type: ${describeUnexpected(node)}, expected a map`, node.at);
     const out: Record<string, string> = {};
     for (const [k, v] of node.entries) out[k] = this.string(v, path ? `${path}.${k}` : k);
     return out;
@@ -83,7 +96,11 @@ export function decodeUpdateCluster(doc: JsonDocument): Record<string, string> {
   return d.stringMap(d.required(obj, '', 'properties'), 'properties');
 }
 
-export function decodeCreateSubscription(doc: JsonDocument): { source: string; sink: string; options?: Record<string, string> } {
+export function decodeCreateSubscription(doc: JsonDocument): {
+  source: string;
+  sink: string;
+  options?: Record<string, string>;
+} {
   const d = new Decoder(doc);
   const obj = d.struct(doc.root, '', 'CreateSubscriptionRequest', ['source', 'sink', 'options']);
   const source = d.string(d.required(obj, '', 'source'), 'source');
@@ -102,7 +119,8 @@ function patternProblem(pattern: string): string | undefined {
   for (const part of parts) {
     if (part === '*') continue;
     if (part.length === 0) return 'invalid component: value is empty';
-    if (!/^[a-zA-Z0-9_.-]+$/.test(part)) return 'invalid component: value contains characters outside the allowed set [a-zA-Z0-9_.-]';
+    if (!/^[a-zA-Z0-9_.-]+$/.test(part))
+      return 'invalid component: value contains characters outside the allowed set [a-zA-Z0-9_.-]';
     if (part.length > 36) return 'invalid component: value is longer than 36 bytes';
   }
   return undefined;
@@ -117,7 +135,8 @@ function pattern(d: Decoder, node: JsonNode, path: string): string {
 
 function elements(d: Decoder, doc: JsonDocument): JsonNode[] {
   const root = doc.root;
-  if (root.kind !== 'array') throw d.fail('', `invalid type: ${describeUnexpected(root)}, expected a sequence`, root.at);
+  if (root.kind !== 'array')
+    throw d.fail('', `invalid type: ${describeUnexpected(root)}, expected a sequence`, root.at);
   return root.items;
 }
 
@@ -126,7 +145,8 @@ function precondition(d: Decoder, node: JsonNode, path: string): Precondition {
   const tyNode = d.required(obj, path, 'type');
   const ty = d.string(tyNode, path);
   if (ty === 'none' || ty === 'does_not_exist') return { type: ty };
-  if (ty === 'matches') return { type: 'matches', version: d.u32(d.required(obj, path, 'version'), `${path}.version`, false) };
+  if (ty === 'matches')
+    return { type: 'matches', version: d.u32(d.required(obj, path, 'version'), `${path}.version`, false) };
   throw d.fail(path, `unknown variant \`${ty}\`, expected one of \`none\`, \`matches\`, \`does_not_exist\``, tyNode.at);
 }
 
@@ -135,8 +155,18 @@ export function decodeUpsertRules(doc: JsonDocument): RuleUpsert[] {
   const d = new Decoder(doc);
   return elements(d, doc).map((item, i) => {
     const at = `[${i}]`;
-    const obj = d.struct(item, at, 'UpsertRuleRequest', ['pattern', 'limits', 'description', 'disabled', 'precondition']);
-    const rule: RuleUpsert = { pattern: pattern(d, d.required(obj, at, 'pattern'), `${at}.pattern`), disabled: false, precondition: { type: 'none' } };
+    const obj = d.struct(item, at, 'UpsertRuleRequest', [
+      'pattern',
+      'limits',
+      'description',
+      'disabled',
+      'precondition',
+    ]);
+    const rule: RuleUpsert = {
+      pattern: pattern(d, d.required(obj, at, 'pattern'), `${at}.pattern`),
+      disabled: false,
+      precondition: { type: 'none' },
+    };
     const limits = obj.get('limits');
     if (!isNull(limits)) {
       const l = d.struct(limits, `${at}.limits`, 'UserLimits', ['concurrency', 'rate', 'backlog']);
@@ -165,7 +195,9 @@ export function decodeDeleteRules(doc: JsonDocument): Array<{ pattern: string; e
   return elements(d, doc).map((item, i) => {
     const at = `[${i}]`;
     const obj = d.struct(item, at, 'DeleteRuleRequest', ['pattern', 'expected_version']);
-    const out: { pattern: string; expectedVersion?: number } = { pattern: pattern(d, d.required(obj, at, 'pattern'), `${at}.pattern`) };
+    const out: { pattern: string; expectedVersion?: number } = {
+      pattern: pattern(d, d.required(obj, at, 'pattern'), `${at}.pattern`),
+    };
     const expected = obj.get('expected_version');
     if (!isNull(expected)) out.expectedVersion = d.u32(expected, `${at}.expected_version`, false);
     return out;
@@ -175,7 +207,11 @@ export function decodeDeleteRules(doc: JsonDocument): Array<{ pattern: string; e
 /** `{subscription}` path parameter: a 400 text, as `{deployment}` (§3.7). */
 export function subscriptionParam(value: string): string {
   const check = checkSubscriptionId(value);
-  if (!check.ok) throw new AdminTextError(400, `Invalid URL: Cannot parse \`subscription\` with value \`${value}\`: ${check.reason}`);
+  if (!check.ok)
+    throw new AdminTextError(
+      400,
+      `Invalid URL: Cannot parse \`subscription\` with value \`${value}\`: ${check.reason}`,
+    );
   return value;
 }
 

@@ -34,7 +34,8 @@ export function errorFunnel(log: Logger) {
       for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name);
       render(ctx, err);
       // An outage is logged once where it happens (the store), not once per request.
-      if (ctx.status >= 500 && !(err instanceof Unavailable)) log.error({ ...requestFields(ctx), ...errorFields(err) }, 'admin request failed');
+      if (ctx.status >= 500 && !(err instanceof Unavailable))
+        log.error({ ...requestFields(ctx), ...errorFields(err) }, 'admin request failed');
     }
   };
 }
@@ -44,8 +45,10 @@ export function errorFunnel(log: Logger) {
  * Anything else is a bug, logged with its stack.
  */
 export function errorFields(err: unknown): Record<string, unknown> {
-  if (err instanceof AdminError) return { [LogField.errorCode]: err.restateCode ?? undefined, [LogField.errorMessage]: err.message };
-  if (err instanceof DomainError) return { [LogField.errorCode]: err.code ?? undefined, [LogField.errorMessage]: err.message };
+  if (err instanceof AdminError)
+    return { [LogField.errorCode]: err.restateCode ?? undefined, [LogField.errorMessage]: err.message };
+  if (err instanceof DomainError)
+    return { [LogField.errorCode]: err.code ?? undefined, [LogField.errorMessage]: err.message };
   return { err };
 }
 
@@ -59,7 +62,8 @@ function requestFields(ctx: Context): Record<string, string | number> {
 }
 
 function render(ctx: Context, err: unknown): void {
-  if (err instanceof AdminError) return sendJson(ctx, err.status, { message: err.message, restate_code: err.restateCode }, err.headers);
+  if (err instanceof AdminError)
+    return sendJson(ctx, err.status, { message: err.message, restate_code: err.restateCode }, err.headers);
   if (err instanceof AdminTextError) return sendText(ctx, err.status, err.message);
   if (err instanceof AdminEmptyError) return sendEmpty(ctx, err.status, err.headers);
   // The reference answers what it does not implement with an empty 501.
@@ -69,5 +73,8 @@ function render(ctx: Context, err: unknown): void {
   if (err instanceof QueryError) return sendJson(ctx, err.status, { message: err.message });
   // Client errors raised by Koa itself (e.g. a malformed URI component).
   if (isExposedHttpError(err)) return sendText(ctx, err.status, err.message);
-  sendJson(ctx, 500, { message: `internal server error: ${err instanceof Error ? err.message : String(err)}`, restate_code: null });
+  sendJson(ctx, 500, {
+    message: `internal server error: ${err instanceof Error ? err.message : String(err)}`,
+    restate_code: null,
+  });
 }

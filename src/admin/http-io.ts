@@ -22,7 +22,8 @@ export function stringifyJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : stringifyJson(v))).join(',')}]`;
   if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
     const parts: string[] = [];
-    for (const [k, v] of Object.entries(value)) if (v !== undefined) parts.push(`${JSON.stringify(k)}:${stringifyJson(v)}`);
+    for (const [k, v] of Object.entries(value))
+      if (v !== undefined) parts.push(`${JSON.stringify(k)}:${stringifyJson(v)}`);
     return `{${parts.join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
@@ -68,7 +69,8 @@ export const readBodies = koaBody({
   textLimit: BODY_LIMIT,
   parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
   onError: (err) => {
-    if ((err as { status?: number }).status === 413) throw new AdminTextError(413, 'Failed to buffer the request body: length limit exceeded');
+    if ((err as { status?: number }).status === 413)
+      throw new AdminTextError(413, 'Failed to buffer the request body: length limit exceeded');
     throw err;
   },
 });
@@ -79,11 +81,13 @@ export const readBodies = koaBody({
  */
 export function readJsonBody(ctx: Context): JsonDocument {
   const text: unknown = ctx.request.body;
-  if (!ctx.is(JSON_TYPES) || typeof text !== 'string') throw new AdminTextError(415, 'Expected request with `Content-Type: application/json`');
+  if (!ctx.is(JSON_TYPES) || typeof text !== 'string')
+    throw new AdminTextError(415, 'Expected request with `Content-Type: application/json`');
   try {
     return parseJsonTree(Buffer.from(text, 'utf8'));
   } catch (err) {
-    if (err instanceof SerdeError) throw new AdminTextError(400, `Failed to parse the request body as JSON: ${err.message}`);
+    if (err instanceof SerdeError)
+      throw new AdminTextError(400, `Failed to parse the request body as JSON: ${err.message}`);
     throw err;
   }
 }

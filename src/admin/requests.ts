@@ -48,7 +48,8 @@ function headerMap(node: JsonNode): Record<string, string> {
   if (node.kind !== 'object') throw new Mismatch();
   const out: Record<string, string> = {};
   for (const [k, v] of node.entries) {
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k) || v.kind !== 'string' || /[\r\n\0]/.test(v.value)) throw new Mismatch();
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k) || v.kind !== 'string' || /[\r\n\0]/.test(v.value))
+      throw new Mismatch();
     out[k.toLowerCase()] = v.value;
   }
   return out;
@@ -131,7 +132,10 @@ export function decodeUpdateDeployment(doc: JsonDocument): DeploymentPatch {
 /** A serde error inside a plain struct: `<field>: <message> at line L column C`. */
 function fieldError(doc: JsonDocument, field: string | undefined, message: string, at: number): AdminTextError {
   const p = doc.position(at);
-  return new AdminTextError(422, `${DESERIALIZE}${field ? `${field}: ` : ''}${message} at line ${p.line} column ${p.column}`);
+  return new AdminTextError(
+    422,
+    `${DESERIALIZE}${field ? `${field}: ` : ''}${message} at line ${p.line} column ${p.column}`,
+  );
 }
 
 const DURATION_FIELDS = {
@@ -146,7 +150,8 @@ const DURATION_FIELDS = {
 
 /** A duration field: friendly or ISO 8601 text, with serde's error at the value. */
 function durationField(doc: JsonDocument, field: string, value: JsonNode): number {
-  if (value.kind !== 'string') throw fieldError(doc, field, `invalid type: ${describeUnexpected(value)}, expected a string`, value.at);
+  if (value.kind !== 'string')
+    throw fieldError(doc, field, `invalid type: ${describeUnexpected(value)}, expected a string`, value.at);
   try {
     return parseDuration(value.value);
   } catch (err) {
@@ -161,10 +166,22 @@ function durationField(doc: JsonDocument, field: string, value: JsonNode): numbe
  * writes never expire.
  */
 function decodeHandlerOverrides(doc: JsonDocument, node: JsonNode): Record<string, number | null> {
-  if (node.kind !== 'object') throw fieldError(doc, 'handlers', `invalid type: ${describeUnexpected(node)}, expected a map of handler names`, node.at);
+  if (node.kind !== 'object')
+    throw fieldError(
+      doc,
+      'handlers',
+      `invalid type: ${describeUnexpected(node)}, expected a map of handler names`,
+      node.at,
+    );
   const out: Record<string, number | null> = {};
   for (const [name, value] of node.entries) {
-    if (value.kind !== 'object') throw fieldError(doc, `handlers.${name}`, `invalid type: ${describeUnexpected(value)}, expected struct HandlerOverrides`, value.at);
+    if (value.kind !== 'object')
+      throw fieldError(
+        doc,
+        `handlers.${name}`,
+        `invalid type: ${describeUnexpected(value)}, expected struct HandlerOverrides`,
+        value.at,
+      );
     const ttl = value.entries.find(([k]) => k === 'state_ttl')?.[1];
     if (ttl === undefined) continue;
     out[name] = ttl.kind === 'null' ? null : durationField(doc, `handlers.${name}.state_ttl`, ttl);
@@ -180,7 +197,13 @@ function decodeHandlerOverrides(doc: JsonDocument, node: JsonNode): Record<strin
  */
 function decodeRetryPolicy(doc: JsonDocument, node: JsonNode): Partial<RetryPolicy> {
   const field = (name: string) => `retry_policy.${name}`;
-  if (node.kind !== 'object') throw fieldError(doc, 'retry_policy', `invalid type: ${describeUnexpected(node)}, expected struct RetryPolicy`, node.at);
+  if (node.kind !== 'object')
+    throw fieldError(
+      doc,
+      'retry_policy',
+      `invalid type: ${describeUnexpected(node)}, expected struct RetryPolicy`,
+      node.at,
+    );
   const policy: Partial<RetryPolicy> = {};
   for (const [key, value] of node.entries) {
     if (value.kind === 'null') {
@@ -190,14 +213,31 @@ function decodeRetryPolicy(doc: JsonDocument, node: JsonNode): Partial<RetryPoli
     if (key === 'initial_interval' || key === 'max_interval') {
       policy[key === 'initial_interval' ? 'initialInterval' : 'maxInterval'] = durationField(doc, field(key), value);
     } else if (key === 'exponentiation_factor') {
-      if (value.kind !== 'number' || value.value < 1) throw fieldError(doc, field(key), `invalid value: ${describeUnexpected(value)}, expected a number of at least 1`, value.at);
+      if (value.kind !== 'number' || value.value < 1)
+        throw fieldError(
+          doc,
+          field(key),
+          `invalid value: ${describeUnexpected(value)}, expected a number of at least 1`,
+          value.at,
+        );
       policy.exponentiationFactor = value.value;
     } else if (key === 'max_attempts') {
-      if (value.kind !== 'number' || !value.integer || value.value < 1) throw fieldError(doc, field(key), `invalid value: ${describeUnexpected(value)}, expected a positive integer or null`, value.at);
+      if (value.kind !== 'number' || !value.integer || value.value < 1)
+        throw fieldError(
+          doc,
+          field(key),
+          `invalid value: ${describeUnexpected(value)}, expected a positive integer or null`,
+          value.at,
+        );
       policy.maxAttempts = value.value;
     } else if (key === 'on_max_attempts') {
       if (value.kind !== 'string' || (value.value !== 'Pause' && value.value !== 'Kill')) {
-        throw fieldError(doc, field(key), `invalid value: ${describeUnexpected(value)}, expected \`Pause\` or \`Kill\``, value.at);
+        throw fieldError(
+          doc,
+          field(key),
+          `invalid value: ${describeUnexpected(value)}, expected \`Pause\` or \`Kill\``,
+          value.at,
+        );
       }
       policy.onMaxAttempts = value.value;
     }
@@ -209,7 +249,12 @@ function decodeRetryPolicy(doc: JsonDocument, node: JsonNode): Partial<RetryPoli
 export function decodeModifyService(doc: JsonDocument): ServicePatch {
   const root = doc.root;
   if (root.kind !== 'object') {
-    throw fieldError(doc, undefined, `invalid type: ${describeUnexpected(root)}, expected struct ModifyServiceRequest`, root.at);
+    throw fieldError(
+      doc,
+      undefined,
+      `invalid type: ${describeUnexpected(root)}, expected struct ModifyServiceRequest`,
+      root.at,
+    );
   }
   const patch: ServicePatch = {};
   const seen = new Set<string>();
@@ -227,7 +272,8 @@ export function decodeModifyService(doc: JsonDocument): ServicePatch {
       continue;
     }
     if (key === 'public') {
-      if (value.kind !== 'bool') throw fieldError(doc, key, `invalid type: ${describeUnexpected(value)}, expected a boolean`, value.at);
+      if (value.kind !== 'bool')
+        throw fieldError(doc, key, `invalid type: ${describeUnexpected(value)}, expected a boolean`, value.at);
       patch.public = value.value;
       continue;
     }
@@ -239,7 +285,8 @@ export function decodeModifyService(doc: JsonDocument): ServicePatch {
 /** `{deployment}` path parameter: `Invalid URL: Cannot parse `deployment` with value `…`: bad format` (§3.3). */
 export function deploymentParam(value: string): string {
   const check = checkDeploymentId(value);
-  if (!check.ok) throw new AdminTextError(400, `Invalid URL: Cannot parse \`deployment\` with value \`${value}\`: ${check.reason}`);
+  if (!check.ok)
+    throw new AdminTextError(400, `Invalid URL: Cannot parse \`deployment\` with value \`${value}\`: ${check.reason}`);
   return value;
 }
 
@@ -250,5 +297,8 @@ export function boolQuery(query: Record<string, string | string[] | undefined>, 
   if (value === undefined) return false;
   if (value === 'true') return true;
   if (value === 'false') return false;
-  throw new AdminTextError(400, `Failed to deserialize query string: ${name}: provided string was not \`true\` or \`false\``);
+  throw new AdminTextError(
+    400,
+    `Failed to deserialize query string: ${name}: provided string was not \`true\` or \`false\``,
+  );
 }

@@ -17,10 +17,26 @@ import { randomBytes } from 'node:crypto';
 const ID = /^[a-zA-Z0-9_.-]{1,64}$/;
 const OVERLAP: OverlapPolicy[] = ['skip', 'buffer_one', 'allow_all'];
 const CATCH_UP: CatchUpPolicy[] = ['one', 'all'];
-const FIELDS = ['id', 'target', 'input', 'cron', 'timezone', 'interval', 'overlap', 'catch_up', 'catch_up_window', 'paused'];
+const FIELDS = [
+  'id',
+  'target',
+  'input',
+  'cron',
+  'timezone',
+  'interval',
+  'overlap',
+  'catch_up',
+  'catch_up_window',
+  'paused',
+];
 
 /** Defaults: a fire while the previous run goes on is skipped; after downtime, one fire for the missed times of the last hour. */
-export const SCHEDULE_DEFAULTS = { overlap: 'skip', catchUp: 'one', catchUpWindow: 3_600_000, timezone: 'UTC' } as const;
+export const SCHEDULE_DEFAULTS = {
+  overlap: 'skip',
+  catchUp: 'one',
+  catchUpWindow: 3_600_000,
+  timezone: 'UTC',
+} as const;
 
 /** A JSON value written back as text; numbers keep the digits they were sent with. */
 function jsonText(node: JsonNode): string {
@@ -43,7 +59,11 @@ function jsonText(node: JsonNode): string {
 function oneOf<T extends string>(d: Decoder, node: JsonNode, path: string, allowed: readonly T[]): T {
   const value = d.string(node, path);
   if (!(allowed as readonly string[]).includes(value)) {
-    throw d.fail(path, `unknown variant \`${value}\`, expected one of ${allowed.map((a) => `\`${a}\``).join(', ')}`, node.at);
+    throw d.fail(
+      path,
+      `unknown variant \`${value}\`, expected one of ${allowed.map((a) => `\`${a}\``).join(', ')}`,
+      node.at,
+    );
   }
   return value as T;
 }
@@ -59,9 +79,16 @@ function duration(d: Decoder, node: JsonNode, path: string): number {
 
 /** The timing of a body: exactly one of `cron` (with an optional `timezone`) and `interval`, checked. */
 export function checkedSpec(spec: Partial<{ cron: string; timezone: string; interval: string }>): ScheduleSpec {
-  if ((spec.cron === undefined) === (spec.interval === undefined)) throw new InvalidRequest('a schedule has either a cron expression (`cron`) or an interval (`interval`), one of them');
-  if (spec.interval !== undefined && spec.timezone !== undefined) throw new InvalidRequest('`timezone` goes with `cron`; an interval says its own offset');
-  const checked: ScheduleSpec = spec.cron !== undefined ? { cron: spec.cron, timezone: spec.timezone ?? SCHEDULE_DEFAULTS.timezone } : { interval: spec.interval! };
+  if ((spec.cron === undefined) === (spec.interval === undefined))
+    throw new InvalidRequest(
+      'a schedule has either a cron expression (`cron`) or an interval (`interval`), one of them',
+    );
+  if (spec.interval !== undefined && spec.timezone !== undefined)
+    throw new InvalidRequest('`timezone` goes with `cron`; an interval says its own offset');
+  const checked: ScheduleSpec =
+    spec.cron !== undefined
+      ? { cron: spec.cron, timezone: spec.timezone ?? SCHEDULE_DEFAULTS.timezone }
+      : { interval: spec.interval! };
   try {
     fireTimesOf(checked);
   } catch (err) {
@@ -74,15 +101,24 @@ export function checkedSpec(spec: Partial<{ cron: string; timezone: string; inte
 /** The target must exist; a key goes with objects and workflows (for a workflow it may use `{schedule_id}`, `{fire_time}`). */
 function checkTarget(registry: Registry, target: ScheduleTarget): void {
   const service = registry.getService(target.service);
-  if (!service) throw new InvalidRequest(`service '${target.service}' not found, make sure to register the service before scheduling it`);
-  if (!service.handlers.some((h) => h.name === target.handler)) throw new InvalidRequest(`the service '${target.service}' has no handler '${target.handler}'`);
-  if (service.ty === 'Service' && target.key !== undefined) throw new InvalidRequest(`'${target.service}' is a service: its target has no key`);
-  if (service.ty === 'VirtualObject' && target.key === undefined) throw new InvalidRequest(`'${target.service}' is a virtual object: its target needs a key`);
+  if (!service)
+    throw new InvalidRequest(
+      `service '${target.service}' not found, make sure to register the service before scheduling it`,
+    );
+  if (!service.handlers.some((h) => h.name === target.handler))
+    throw new InvalidRequest(`the service '${target.service}' has no handler '${target.handler}'`);
+  if (service.ty === 'Service' && target.key !== undefined)
+    throw new InvalidRequest(`'${target.service}' is a service: its target has no key`);
+  if (service.ty === 'VirtualObject' && target.key === undefined)
+    throw new InvalidRequest(`'${target.service}' is a virtual object: its target needs a key`);
 }
 
 function target(d: Decoder, node: JsonNode): ScheduleTarget {
   const obj = d.struct(node, 'target', 'ScheduleTarget', ['service', 'handler', 'key']);
-  const out: ScheduleTarget = { service: d.string(d.required(obj, 'target', 'service'), 'target.service'), handler: d.string(d.required(obj, 'target', 'handler'), 'target.handler') };
+  const out: ScheduleTarget = {
+    service: d.string(d.required(obj, 'target', 'service'), 'target.service'),
+    handler: d.string(d.required(obj, 'target', 'handler'), 'target.handler'),
+  };
   const key = obj.get('key');
   if (!isNull(key)) out.key = d.string(key, 'target.key');
   return out;
@@ -135,9 +171,13 @@ export function scheduleId(value: string): string {
 }
 
 /** `POST /schedules`. */
-export function decodeCreateSchedule(doc: JsonDocument, registry: Registry): Extract<ScheduleAction, { type: 'create' }> {
+export function decodeCreateSchedule(
+  doc: JsonDocument,
+  registry: Registry,
+): Extract<ScheduleAction, { type: 'create' }> {
   const f = fields(doc, 'CreateScheduleRequest');
-  if (!f.target) throw new Decoder(doc).fail('', 'missing field `target`', doc.root.kind === 'object' ? doc.root.end : doc.root.at);
+  if (!f.target)
+    throw new Decoder(doc).fail('', 'missing field `target`', doc.root.kind === 'object' ? doc.root.end : doc.root.at);
   checkTarget(registry, f.target);
   const spec = checkedSpec(f);
   const definition: ScheduleDefinition = {
@@ -153,10 +193,16 @@ export function decodeCreateSchedule(doc: JsonDocument, registry: Registry): Ext
 }
 
 /** `PATCH /schedules/{id}`: what changes; a new timing replaces the old one whole. */
-export function decodeUpdateSchedule(doc: JsonDocument, registry: Registry, id: string, current: ScheduleDefinition): Extract<ScheduleAction, { type: 'update' }> {
+export function decodeUpdateSchedule(
+  doc: JsonDocument,
+  registry: Registry,
+  id: string,
+  current: ScheduleDefinition,
+): Extract<ScheduleAction, { type: 'update' }> {
   const f = fields(doc, 'UpdateScheduleRequest');
   if (f.id !== undefined && f.id !== id) throw new InvalidRequest('the id of a schedule cannot change');
-  if (f.paused !== undefined) throw new InvalidRequest('pause and resume a schedule with POST /schedules/{id}/pause and /resume');
+  if (f.paused !== undefined)
+    throw new InvalidRequest('pause and resume a schedule with POST /schedules/{id}/pause and /resume');
   const patch: Extract<ScheduleAction, { type: 'update' }>['patch'] = {};
   if (f.target) {
     checkTarget(registry, f.target);

@@ -74,7 +74,6 @@ export function serviceView(s: ServiceMeta) {
   };
 }
 
-
 function deploymentHead(d: Deployment) {
   return {
     id: d.id,

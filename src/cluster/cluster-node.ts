@@ -104,7 +104,10 @@ export class ClusterNode implements Placement {
     this.watchdog = setInterval(() => this.checkLeases(), WATCHDOG_MS);
     await Promise.all(await this.round());
     this.renewEvery();
-    this.opts.log.info({ node_id: this.nodeId, partitions: this.ownedList.length, nodes: this.nodes.length }, `node ${this.nodeId}: owns ${this.ownedList.length} of ${this.opts.partitions} partitions, ${this.nodes.length} node(s) live`);
+    this.opts.log.info(
+      { node_id: this.nodeId, partitions: this.ownedList.length, nodes: this.nodes.length },
+      `node ${this.nodeId}: owns ${this.ownedList.length} of ${this.opts.partitions} partitions, ${this.nodes.length} node(s) live`,
+    );
     this.schedule();
   }
 
@@ -118,11 +121,17 @@ export class ClusterNode implements Placement {
         try {
           return await callPeer(owner.node, partition, op, args, this.opts.peerSessions);
         } catch (err) {
-          const again = err instanceof Misdirected || (err instanceof PeerUnreachable && (!err.sent || FORWARDED_OPS[op].resendable));
-          if (!again) throw err instanceof PeerUnreachable ? new Unavailable(`the owner of partition ${partition} did not answer: ${err.message}`) : err;
+          const again =
+            err instanceof Misdirected ||
+            (err instanceof PeerUnreachable && (!err.sent || FORWARDED_OPS[op].resendable));
+          if (!again)
+            throw err instanceof PeerUnreachable
+              ? new Unavailable(`the owner of partition ${partition} did not answer: ${err.message}`)
+              : err;
         }
       }
-      if (performance.now() > deadline) throw new Unavailable(`partition ${partition} has no reachable owner now; retry later`);
+      if (performance.now() > deadline)
+        throw new Unavailable(`partition ${partition} has no reachable owner now; retry later`);
       await new Promise((r) => setTimeout(r, FORWARD_RETRY_MS));
       await this.readLeases();
     }
@@ -150,7 +159,11 @@ export class ClusterNode implements Placement {
     this.loop = setTimeout(() => {
       this.current = this.round().then(
         () => undefined,
-        (err: unknown) => this.opts.log.warn({ err }, `node ${this.nodeId}: cluster round failed: ${err instanceof Error ? err.message : String(err)}`),
+        (err: unknown) =>
+          this.opts.log.warn(
+            { err },
+            `node ${this.nodeId}: cluster round failed: ${err instanceof Error ? err.message : String(err)}`,
+          ),
       );
       void this.current.finally(() => this.schedule());
     }, ROUND_MS);
@@ -181,7 +194,9 @@ export class ClusterNode implements Placement {
     });
     this.freeBefore = new Set(holders.flatMap((h, p) => (h === undefined ? [p] : [])));
     await Promise.all(plan.release.map((p) => this.handOver(p)));
-    const recoveries = (await Promise.all(plan.acquire.map((p) => this.take(p)))).filter((r): r is Promise<unknown> => r !== undefined);
+    const recoveries = (await Promise.all(plan.acquire.map((p) => this.take(p)))).filter(
+      (r): r is Promise<unknown> => r !== undefined,
+    );
     await this.opts.refresh?.().catch((err: unknown) => this.opts.log.warn({ err }, 'registry refresh failed'));
     return recoveries;
   }
@@ -268,7 +283,10 @@ export class ClusterNode implements Placement {
     const sent = performance.now();
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), SAFETY_MS)));
-    const renewed = await Promise.race([this.opts.coordination.renew(p, this.nodeId, epoch, LEASE_MS).catch(() => false), late]);
+    const renewed = await Promise.race([
+      this.opts.coordination.renew(p, this.nodeId, epoch, LEASE_MS).catch(() => false),
+      late,
+    ]);
     clearTimeout(timer);
     this.confirming.delete(p);
     if (this.tenure.epochOf(p) !== epoch) return;

@@ -49,7 +49,10 @@ function sessionTo(baseUrl: string, options: http2.SessionOptions): http2.Client
   const retire = () => {
     if (sessions.get(baseUrl) === session) sessions.delete(baseUrl);
   };
-  const connecting = setTimeout(() => session.destroy(new Error(`no connection within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
+  const connecting = setTimeout(
+    () => session.destroy(new Error(`no connection within ${CONNECT_TIMEOUT_MS} ms`)),
+    CONNECT_TIMEOUT_MS,
+  );
   session.once('connect', () => {
     clearTimeout(connecting);
     connected.add(session);
@@ -70,7 +73,13 @@ function sessionTo(baseUrl: string, options: http2.SessionOptions): http2.Client
  * Calls `op` on the node at `baseUrl`; rejects with the owner's error, or `PeerUnreachable`.
  * `sizes` sizes a new session (`sessionOptions` of protocol/transport.ts).
  */
-export function callPeer(baseUrl: string, partition: number, op: ForwardedOp, args: unknown[], sizes: http2.SessionOptions): Promise<unknown> {
+export function callPeer(
+  baseUrl: string,
+  partition: number,
+  op: ForwardedOp,
+  args: unknown[],
+  sizes: http2.SessionOptions,
+): Promise<unknown> {
   const body = encode({ partition, op, args } satisfies RpcRequest);
   return new Promise((resolve, reject) => {
     const peer = sessionTo(baseUrl, sizes);
@@ -78,9 +87,19 @@ export function callPeer(baseUrl: string, partition: number, op: ForwardedOp, ar
     // Not sent: the session never reached the peer, or the peer refused the stream unread
     // (REFUSED_STREAM, as a node going away does with what crossed its GOAWAY).
     const unreachable = (err: Error) =>
-      reject(new PeerUnreachable(`node at ${baseUrl}: ${err.message}`, connected.has(peer) && stream?.rstCode !== http2.constants.NGHTTP2_REFUSED_STREAM));
+      reject(
+        new PeerUnreachable(
+          `node at ${baseUrl}: ${err.message}`,
+          connected.has(peer) && stream?.rstCode !== http2.constants.NGHTTP2_REFUSED_STREAM,
+        ),
+      );
     try {
-      stream = peer.request({ ':method': 'POST', ':path': RPC_PATH, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      stream = peer.request({
+        ':method': 'POST',
+        ':path': RPC_PATH,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+      });
     } catch (err) {
       return reject(new PeerUnreachable(`node at ${baseUrl}: ${(err as Error).message}`, false));
     }

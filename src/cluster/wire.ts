@@ -3,13 +3,26 @@
  * as what they were, and domain errors sent as their class name so the receiving node's HTTP
  * funnels answer them as if they had happened there.
  */
-import { Conflict, DiscoveryFailed, DomainError, Gone, InvalidRequest, Misdirected, NotFound, NotImplemented, TooManyRequests, Unavailable, Unprocessable } from '../errors.js';
+import {
+  Conflict,
+  DiscoveryFailed,
+  DomainError,
+  Gone,
+  InvalidRequest,
+  Misdirected,
+  NotFound,
+  NotImplemented,
+  TooManyRequests,
+  Unavailable,
+  Unprocessable,
+} from '../errors.js';
 import { StoreUnavailable } from '../store/types.js';
 
 export function encode(value: unknown): string {
   return JSON.stringify(value, function (this: Record<string, unknown>, key, v: unknown) {
     const raw = this[key];
-    if (raw instanceof Uint8Array) return { $bytes: Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('base64') };
+    if (raw instanceof Uint8Array)
+      return { $bytes: Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('base64') };
     if (raw instanceof Map) return { $map: [...raw.entries()] };
     return v;
   });
@@ -47,9 +60,11 @@ const DOMAIN: Record<string, new (message: string, code?: string | null) => Doma
 };
 
 export function errorToWire(err: unknown): WireError {
-  if (err instanceof Misdirected) return { kind: 'Misdirected', message: err.message, code: null, partition: err.partition };
+  if (err instanceof Misdirected)
+    return { kind: 'Misdirected', message: err.message, code: null, partition: err.partition };
   // Whether a commit may have landed travels too: the sender settles it (store/confirmed.ts).
-  if (err instanceof StoreUnavailable) return { kind: 'StoreUnavailable', message: err.message, code: null, mayHaveApplied: err.mayHaveApplied };
+  if (err instanceof StoreUnavailable)
+    return { kind: 'StoreUnavailable', message: err.message, code: null, mayHaveApplied: err.mayHaveApplied };
   if (err instanceof DomainError) return { kind: err.name, message: err.message, code: err.code };
   return { kind: 'Error', message: err instanceof Error ? err.message : String(err), code: null };
 }

@@ -83,7 +83,8 @@ export function requireBearer(tokens: TokenSet, open: (path: string) => boolean,
   return async (ctx: Context, next: Next): Promise<void> => {
     if (tokens.enabled && !open(ctx.path)) {
       const token = bearerToken(ctx);
-      if (token === undefined) throw refuse('Authentication required: send the header `Authorization: Bearer <token>`.');
+      if (token === undefined)
+        throw refuse('Authentication required: send the header `Authorization: Bearer <token>`.');
       if (!tokens.accepts(token)) throw refuse('Authentication failed: the bearer token is not valid.');
     }
     await next();

@@ -49,7 +49,16 @@ const isDigit = (c: number | undefined) => c !== undefined && c >= Ch.Zero && c 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`: the byte each stands for. */
-const SIMPLE_ESCAPES: Record<number, number> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 0x08, 0x66: 0x0c, 0x6e: 0x0a, 0x72: 0x0d, 0x74: 0x09 };
+const SIMPLE_ESCAPES: Record<number, number> = {
+  0x22: 0x22,
+  0x5c: 0x5c,
+  0x2f: 0x2f,
+  0x62: 0x08,
+  0x66: 0x0c,
+  0x6e: 0x0a,
+  0x72: 0x0d,
+  0x74: 0x09,
+};
 
 /** A float as serde_json's `JsonUnexpected` prints it (ryu's shortest form). */
 export function formatFloat(x: number): string {
@@ -429,7 +438,14 @@ function treeValue(s: JsonScanner): JsonNode {
       const positive = c !== Ch.Minus;
       if (!positive) s.i++;
       const number = s.number(positive);
-      return { kind: 'number', value: number.value, integer: isSerdeInteger(number), text: number.text, number, at: s.i };
+      return {
+        kind: 'number',
+        value: number.value,
+        integer: isSerdeInteger(number),
+        text: number.text,
+        number,
+        at: s.i,
+      };
     }
   }
 }

@@ -28,7 +28,12 @@ function checkedAwakeableId(raw: string): AwakeableTarget {
  * Stores an awakeable's completion in its invocation's journal; resolves once it is durable.
  * Shared with the admin's MCP endpoint (src/mcp/). `body` is read once the id is known good.
  */
-export async function completeAwakeable(deps: IngressDeps, rawId: string, op: 'resolve' | 'reject', body: () => Promise<Buffer>): Promise<void> {
+export async function completeAwakeable(
+  deps: IngressDeps,
+  rawId: string,
+  op: 'resolve' | 'reject',
+  body: () => Promise<Buffer>,
+): Promise<void> {
   const target = checkedAwakeableId(rawId);
   const bytes = await body();
   // `prom_1…` ids index journal entries of v1–v4 journals (§9.6); this server never hands

@@ -48,7 +48,10 @@ export function errorFunnel(log: Logger) {
     } catch (err) {
       const e = asIngressError(err);
       if (e.status >= 500 && !(err instanceof IngressError) && !(err instanceof Unavailable)) {
-        log.error({ [LogField.httpMethod]: ctx.method, [LogField.urlPath]: ctx.path, [LogField.httpStatus]: e.status, err }, 'ingress request failed');
+        log.error(
+          { [LogField.httpMethod]: ctx.method, [LogField.urlPath]: ctx.path, [LogField.httpStatus]: e.status, err },
+          'ingress request failed',
+        );
       }
       if (e.details.invocationId) ctx.set('x-restate-id', e.details.invocationId);
       for (const [k, v] of Object.entries(e.details.headers ?? {})) ctx.set(k, v);
@@ -64,7 +67,8 @@ export function errorFunnel(log: Logger) {
 
 function asIngressError(err: unknown): IngressError {
   if (err instanceof IngressError) return err;
-  if (err instanceof TooManyRequests) return new IngressError(429, err.message, 'ingress', { headers: { 'retry-after': String(err.retryAfterSeconds) } });
+  if (err instanceof TooManyRequests)
+    return new IngressError(429, err.message, 'ingress', { headers: { 'retry-after': String(err.retryAfterSeconds) } });
   if (err instanceof DomainError) return new IngressError(statusOf(err), err.message);
   return new IngressError(500, err instanceof Error ? err.message : String(err), 'ingress');
 }

@@ -42,7 +42,10 @@ export function checkLimitKey(raw: string): string {
   const levels = raw.split('/');
   if (levels.length > 1 && levels[levels.length - 1] === '') levels.pop();
   if (levels.length > MAX_LIMIT_KEY_LEVELS) {
-    throw new IngressError(400, `invalid limit-key: too many path components in the given limit-key (max ${MAX_LIMIT_KEY_LEVELS})`);
+    throw new IngressError(
+      400,
+      `invalid limit-key: too many path components in the given limit-key (max ${MAX_LIMIT_KEY_LEVELS})`,
+    );
   }
   for (const level of levels) {
     const problem = restrictedValueProblem(level);
@@ -55,7 +58,10 @@ export function checkLimitKey(raw: string): string {
 export function checkPriority(raw: string): number {
   const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
   if (!(n >= PRIORITY.first && n <= PRIORITY.last)) {
-    throw new IngressError(400, `bad x-restate-priority header, must be a whole number from ${PRIORITY.first} (starts first) to ${PRIORITY.last} (starts last), default ${PRIORITY.default}: '${raw}'`);
+    throw new IngressError(
+      400,
+      `bad x-restate-priority header, must be a whole number from ${PRIORITY.first} (starts first) to ${PRIORITY.last} (starts last), default ${PRIORITY.default}: '${raw}'`,
+    );
   }
   return n;
 }

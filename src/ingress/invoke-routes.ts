@@ -76,7 +76,8 @@ function lookUp(deps: IngressDeps, service: string, handler: string): Named {
 function resolveTarget(deps: IngressDeps, ask: InvocationAsk) {
   const { service, handler: handlerName, scope } = ask;
   const { handler: resolved, service: meta } = ask.named ?? lookUp(deps, service, handlerName);
-  if (!meta) throw new IngressError(404, `service '${service}' not found, make sure to register the service before calling it.`);
+  if (!meta)
+    throw new IngressError(404, `service '${service}' not found, make sure to register the service before calling it.`);
   const keyed = meta.ty !== 'Service';
   if (keyed !== (ask.key !== undefined)) throw new IngressError(400, ask.badShape);
   if (!resolved) {
@@ -89,26 +90,41 @@ function resolveTarget(deps: IngressDeps, ask: InvocationAsk) {
   if (scope !== undefined && meta.ty === 'VirtualObject' && !deps.config.enableScopedVirtualObjects) {
     throw new IngressError(400, 'scope is not supported for Virtual Object targets');
   }
-  const target: Target = { service, handler: handlerName, serviceTy: meta.ty, ...(keyed ? { key: ask.key! } : {}), ...(scope !== undefined ? { scope } : {}) };
+  const target: Target = {
+    service,
+    handler: handlerName,
+    serviceTy: meta.ty,
+    ...(keyed ? { key: ask.key! } : {}),
+    ...(scope !== undefined ? { scope } : {}),
+  };
   return { target, resolved };
 }
 
 /** Checks an ask against the registry and the reference's rules, in the reference's order: the request it makes, with its handler. */
-async function requestOf(deps: IngressDeps, ask: InvocationAsk): Promise<{ req: InvokeRequest; handler: EffectiveHandler }> {
+async function requestOf(
+  deps: IngressDeps,
+  ask: InvocationAsk,
+): Promise<{ req: InvokeRequest; handler: EffectiveHandler }> {
   const { mode, telemetry } = ask;
   const { target, resolved } = resolveTarget(deps, ask);
   telemetry?.target(target);
-  if (ask.limitKey !== undefined && ask.scope === undefined) throw new IngressError(400, 'limit-key requires a scope to be set');
+  if (ask.limitKey !== undefined && ask.scope === undefined)
+    throw new IngressError(400, 'limit-key requires a scope to be set');
   const limitKey = ask.limitKey !== undefined ? checkLimitKey(ask.limitKey) : undefined;
-  if (ask.priority !== undefined && ask.scope === undefined) throw new IngressError(400, 'x-restate-priority requires a scope to be set');
+  if (ask.priority !== undefined && ask.scope === undefined)
+    throw new IngressError(400, 'x-restate-priority requires a scope to be set');
   const priority = ask.priority !== undefined ? checkPriority(ask.priority) : undefined;
   if (ask.delay !== undefined && mode === 'call') {
-    throw new IngressError(400, 'cannot use the delay query parameter with calls. The delay is supported only with sends');
+    throw new IngressError(
+      400,
+      'cannot use the delay query parameter with calls. The delay is supported only with sends',
+    );
   }
   if (ask.at !== undefined && mode === 'call') {
     throw new IngressError(400, 'cannot use the at query parameter with calls. The at is supported only with sends');
   }
-  if (ask.at !== undefined && ask.delay !== undefined) throw new IngressError(400, 'cannot use both the delay and the at query parameters, use one of them');
+  if (ask.at !== undefined && ask.delay !== undefined)
+    throw new IngressError(400, 'cannot use both the delay and the at query parameters, use one of them');
   const delay = ask.delay !== undefined ? parseDelay(ask.delay) : undefined;
   const at = ask.at !== undefined ? parseAt(ask.at) : undefined;
   const { idempotencyKey } = ask;
@@ -188,7 +204,14 @@ async function callOf(deps: IngressDeps, ask: InvocationAsk): Promise<Outcome & 
   return { done, ...(stored ? { expiresAt: done.expiresAt } : {}), handler };
 }
 
-async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', segments: string[], badPath: string, scope?: string): Promise<void> {
+async function invoke(
+  ctx: Context,
+  deps: IngressDeps,
+  mode: 'call' | 'send',
+  segments: string[],
+  badPath: string,
+  scope?: string,
+): Promise<void> {
   const telemetry = requestTelemetry(ctx);
   const named = segments.length >= 2 ? lookUp(deps, segments[0]!, segments[segments.length - 1]!) : {};
   if (named.service) telemetry?.service(named.service.name, mode);
@@ -197,7 +220,10 @@ async function invoke(ctx: Context, deps: IngressDeps, mode: 'call' | 'send', se
   // The last value of a repeated parameter, as serde's query extractor takes it.
   const delay = lastOf(ctx.query['delay']);
   const at = lastOf(ctx.query['at']);
-  const idempotencyKey = ctx.get('idempotency-key') !== '' || ctx.req.headers['idempotency-key'] !== undefined ? ctx.get('idempotency-key') : undefined;
+  const idempotencyKey =
+    ctx.get('idempotency-key') !== '' || ctx.req.headers['idempotency-key'] !== undefined
+      ? ctx.get('idempotency-key')
+      : undefined;
   const limitKey = rawLimitKey(ctx);
   const priority = ctx.get('x-restate-priority') || undefined;
   const contentType = ctx.get('content-type') || undefined;

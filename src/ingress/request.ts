@@ -15,13 +15,16 @@ import { parseRfc3339 } from '../timestamps.js';
 export function segmentsAfter(path: string, prefix: string): string[] {
   const rest = path.slice(prefix.length);
   if (rest === '') return [];
-  return rest.replace(/^\//, '').split('/').map((s) => {
-    try {
-      return decodeURIComponent(s);
-    } catch {
-      return s;
-    }
-  });
+  return rest
+    .replace(/^\//, '')
+    .split('/')
+    .map((s) => {
+      try {
+        return decodeURIComponent(s);
+      } catch {
+        return s;
+      }
+    });
 }
 
 export async function readBody(ctx: Context, limit: number): Promise<Buffer> {
@@ -93,7 +96,10 @@ export function parseDelay(raw: string): number {
 export function parseAt(raw: string): number {
   const at = parseRfc3339(raw.replace(/ (\d{2}:\d{2})$/, '+$1'));
   if (at === undefined) {
-    throw new IngressError(400, `bad at query parameter, must be a RFC 3339 timestamp such as 2026-12-01T09:30:00Z or 2026-12-01T10:30:00+01:00: '${raw}'`);
+    throw new IngressError(
+      400,
+      `bad at query parameter, must be a RFC 3339 timestamp such as 2026-12-01T09:30:00Z or 2026-12-01T10:30:00+01:00: '${raw}'`,
+    );
   }
   return at;
 }

@@ -60,7 +60,8 @@ async function readTarget(ctx: Context, deps: IngressDeps, what: 'lookup' | 'req
   try {
     return parseTargetBody(body);
   } catch (err) {
-    if (err instanceof SerdeError) throw new IngressError(500, `cannot read body: invalid ${what} body: ${err.message}`);
+    if (err instanceof SerdeError)
+      throw new IngressError(500, `cannot read body: invalid ${what} body: ${err.message}`);
     throw err;
   }
 }

@@ -11,7 +11,6 @@ import type { Target } from '../../machines/invocation.js';
 import type { CompletedInvocation } from '../model/persisted.js';
 import { rfc3339Offset } from '../timestamps.js';
 
-
 function httpStatus(code: number): number {
   return Number.isInteger(code) && code >= 400 && code <= 599 ? code : 500;
 }
@@ -22,13 +21,20 @@ export function declaredOutput(registry: Registry, target: Target): HandlerMeta[
 }
 
 /** `output`: what the invocation's handler declares (the caller resolved it, `declaredOutput`). */
-export function writeCompletion(ctx: Context, output: HandlerMeta['output'] | undefined, done: CompletedInvocation, expiresAt?: number): void {
+export function writeCompletion(
+  ctx: Context,
+  output: HandlerMeta['output'] | undefined,
+  done: CompletedInvocation,
+  expiresAt?: number,
+): void {
   const expires = expiresAt !== undefined ? { 'idempotency-expires': rfc3339Offset(expiresAt) } : undefined;
   if ('failure' in done.completion) {
     const { code, message, metadata, stacktrace } = done.completion.failure;
     throw new IngressError(httpStatus(code), message, 'invocation', {
       invocationId: done.id,
-      ...(metadata && metadata.length > 0 ? { metadata: Object.fromEntries(metadata.map((m) => [m.key, m.value])) } : {}),
+      ...(metadata && metadata.length > 0
+        ? { metadata: Object.fromEntries(metadata.map((m) => [m.key, m.value])) }
+        : {}),
       ...(stacktrace ? { stacktrace } : {}),
       ...(expires ? { headers: expires } : {}),
     });

@@ -14,10 +14,16 @@
  */
 import { Ch, JsonScanner, SerdeError } from '../http/serde-json.js';
 
-
 export type TargetBody =
   | { target: 'workflow'; workflowName: string; workflowKey: string; scope?: string }
-  | { target: 'idempotentInvocation'; service: string; key?: string; handler: string; idempotencyKey: string; scope?: string }
+  | {
+      target: 'idempotentInvocation';
+      service: string;
+      key?: string;
+      handler: string;
+      idempotencyKey: string;
+      scope?: string;
+    }
   | { target: 'invocation'; invocationId: string };
 
 /** The Rust enum behind the body, whose name serde puts in some messages. */
@@ -231,11 +237,14 @@ function fromSeq(tag: TargetBody['target'], elements: Content[]): TargetBody {
     const element = elements[i];
     if (element === undefined) {
       if (f.optional) return;
-      throw new SerdeError(`invalid length ${i}, expected struct variant ${ENUM}::${rust} with ${n} element${n === 1 ? '' : 's'}`);
+      throw new SerdeError(
+        `invalid length ${i}, expected struct variant ${ENUM}::${rust} with ${n} element${n === 1 ? '' : 's'}`,
+      );
     }
     values.set(f.name, fieldString(element, f.optional));
   });
-  if (elements.length > n) throw new SerdeError(`invalid length ${elements.length}, expected ${n} element${n === 1 ? '' : 's'} in sequence`);
+  if (elements.length > n)
+    throw new SerdeError(`invalid length ${elements.length}, expected ${n} element${n === 1 ? '' : 's'} in sequence`);
   return build(tag, values);
 }
 

@@ -8,7 +8,13 @@
 import type { Context, Next } from 'koa';
 import { IngressError } from './errors.js';
 import type { TargetFields } from '../telemetry/log.js';
-import { ingressRequestDuration, recordIngressAdmitted, recordIngressOutcome, type IngressRequestStatus, type IngressRpc } from '../telemetry/metrics.js';
+import {
+  ingressRequestDuration,
+  recordIngressAdmitted,
+  recordIngressOutcome,
+  type IngressRequestStatus,
+  type IngressRpc,
+} from '../telemetry/metrics.js';
 import { startIngressSpan, type TraceSpan } from '../telemetry/tracing.js';
 
 export class RequestTelemetry {
@@ -78,7 +84,11 @@ export async function ingressTelemetry(ctx: Context, next: Next): Promise<void> 
   try {
     await next();
   } catch (err) {
-    telemetry.finish(failureStatus(err), err instanceof IngressError ? err.status : 500, err instanceof Error ? err.message : String(err));
+    telemetry.finish(
+      failureStatus(err),
+      err instanceof IngressError ? err.status : 500,
+      err instanceof Error ? err.message : String(err),
+    );
     throw err;
   }
   telemetry.finish(ctx.status >= 400 ? 'invocation_error' : 'completed', ctx.status, undefined);

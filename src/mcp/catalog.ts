@@ -17,7 +17,14 @@ Start with list_services (handlers and their schemas), then call or send. Follow
 
 /** Makes a server with every tool and resource, ready to connect to one request's transport. */
 export function mcpCatalog(deps: McpDeps, version: string): () => McpServer {
-  const tools = [...registryTools(deps), ...invokeTools(deps), ...invocationTools(deps), ...operatorTools(deps), ...stateTools(deps), ...queryTool(deps)];
+  const tools = [
+    ...registryTools(deps),
+    ...invokeTools(deps),
+    ...invocationTools(deps),
+    ...operatorTools(deps),
+    ...stateTools(deps),
+    ...queryTool(deps),
+  ];
   return () => {
     const server = new McpServer({ name: 'redstate', version }, { instructions: INSTRUCTIONS });
     for (const t of tools) t.register(server, deps.log);

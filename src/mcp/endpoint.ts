@@ -22,7 +22,13 @@ import type { McpDeps } from './deps.js';
 export const MCP_PATH = '/mcp';
 
 /** A JSON-RPC error answered before any MCP server saw the request. */
-function jsonRpcError(ctx: Context, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+function jsonRpcError(
+  ctx: Context,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   ctx.status = status;
   ctx.set(headers);
   ctx.type = 'application/json';
@@ -44,7 +50,10 @@ function parsedBody(ctx: Context): { ok: true; value: unknown } | { ok: false } 
 }
 
 async function handle(ctx: Context, newServer: () => McpServer): Promise<void> {
-  if (ctx.method !== 'POST') return jsonRpcError(ctx, 405, -32000, 'Method not allowed: this server is stateless, POST only.', { allow: 'POST' });
+  if (ctx.method !== 'POST')
+    return jsonRpcError(ctx, 405, -32000, 'Method not allowed: this server is stateless, POST only.', {
+      allow: 'POST',
+    });
   const body = parsedBody(ctx);
   if (!body.ok) return jsonRpcError(ctx, 400, -32700, 'Parse error: the body is not JSON');
   const server = newServer();
@@ -66,7 +75,8 @@ async function handle(ctx: Context, newServer: () => McpServer): Promise<void> {
 
 /** The `/mcp` route for `createAdminApp({ extraRoutes })`. */
 export function mcpRoutes(deps: McpDeps): (router: Router) => void {
-  const version = (JSON.parse(readFileSync(join(projectRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+  const version = (JSON.parse(readFileSync(join(projectRoot(), 'package.json'), 'utf8')) as { version: string })
+    .version;
   const newServer = mcpCatalog(deps, version);
   return (router) => {
     router.all(MCP_PATH, (ctx) => handle(ctx, newServer));

@@ -23,7 +23,11 @@ const LAST_FAILURE = {
 
 function lastFailure(row: Row) {
   if (row['last_failure'] === undefined) return undefined;
-  return Object.fromEntries(Object.entries(LAST_FAILURE).flatMap(([field, column]) => (row[column] !== undefined ? [[field, row[column]]] : [])));
+  return Object.fromEntries(
+    Object.entries(LAST_FAILURE).flatMap(([field, column]) =>
+      row[column] !== undefined ? [[field, row[column]]] : [],
+    ),
+  );
 }
 
 /**
@@ -31,7 +35,11 @@ function lastFailure(row: Row) {
  * (`invoked_id` stays NULL for these journals, as in the reference).
  */
 function calleeOf(e: Row): { journal_index: unknown; entry_type: unknown; invocation_id?: string } {
-  const command = (JSON.parse(String(e['entry_json'] ?? '{}')) as { Command?: Record<string, { request?: { invocation_id?: string | null } }> }).Command;
+  const command = (
+    JSON.parse(String(e['entry_json'] ?? '{}')) as {
+      Command?: Record<string, { request?: { invocation_id?: string | null } }>;
+    }
+  ).Command;
   const id = command ? Object.values(command)[0]?.request?.invocation_id : undefined;
   return { journal_index: e['index'], entry_type: e['entry_type'], ...(id ? { invocation_id: id } : {}) };
 }
@@ -49,9 +57,18 @@ export async function describeInvocation(deps: McpDeps, id: string, journalLimit
   const [row] = await sqlRows(deps, `SELECT * FROM sys_invocation WHERE id = ${q}`);
   if (!row) throw new NotFound(`The requested invocation '${id}' does not exist`);
   const [path, journal, calls] = await Promise.all([
-    sqlRows(deps, `SELECT from_state, event, to_state, "at", attempt FROM sys_invocation_transitions WHERE id = ${q} ORDER BY index`),
-    sqlRows(deps, `SELECT index, entry_type, name, sleep_wakeup_at, promise_name, appended_at, entry_json FROM sys_journal WHERE id = ${q} ORDER BY index LIMIT ${journalLimit}`),
-    sqlRows(deps, `SELECT index, entry_type, entry_json FROM sys_journal WHERE id = ${q} AND entry_type IN ('Command: Call', 'Command: OneWayCall') ORDER BY index`),
+    sqlRows(
+      deps,
+      `SELECT from_state, event, to_state, "at", attempt FROM sys_invocation_transitions WHERE id = ${q} ORDER BY index`,
+    ),
+    sqlRows(
+      deps,
+      `SELECT index, entry_type, name, sleep_wakeup_at, promise_name, appended_at, entry_json FROM sys_journal WHERE id = ${q} ORDER BY index LIMIT ${journalLimit}`,
+    ),
+    sqlRows(
+      deps,
+      `SELECT index, entry_type, entry_json FROM sys_journal WHERE id = ${q} AND entry_type IN ('Command: Call', 'Command: OneWayCall') ORDER BY index`,
+    ),
   ]);
   const callees = calls.map(calleeOf).filter((c) => c.invocation_id !== undefined);
   const callerId = row['invoked_by_id'] as string | undefined;
@@ -60,32 +77,58 @@ export async function describeInvocation(deps: McpDeps, id: string, journalLimit
   const related = [...new Set([...(callerId ? [callerId] : []), ...callees.map((c) => c.invocation_id!)])];
   const others = new Map<unknown, Row>();
   if (related.length > 0) {
-    for (const r of await sqlRows(deps, `SELECT id, target, status, completion_result FROM sys_invocation WHERE id IN (${related.map(sqlString).join(', ')})`)) others.set(r['id'], r);
+    for (const r of await sqlRows(
+      deps,
+      `SELECT id, target, status, completion_result FROM sys_invocation WHERE id IN (${related.map(sqlString).join(', ')})`,
+    ))
+      others.set(r['id'], r);
   }
   const statusOf = (other: unknown) => {
     const r = others.get(other);
-    return r ? { status: r['status'], ...(r['completion_result'] !== undefined ? { completion_result: r['completion_result'] } : {}) } : UNKNOWN;
+    return r
+      ? {
+          status: r['status'],
+          ...(r['completion_result'] !== undefined ? { completion_result: r['completion_result'] } : {}),
+        }
+      : UNKNOWN;
   };
 
   const out = row['status'] === 'completed' ? await deps.runtime.output(id) : undefined;
-  const shown = out?.state === 'completed' && 'ok' in out.completion ? shownValue(Buffer.from(out.completion.ok, 'base64')) : undefined;
+  const shown =
+    out?.state === 'completed' && 'ok' in out.completion
+      ? shownValue(Buffer.from(out.completion.ok, 'base64'))
+      : undefined;
   const failure = lastFailure(row);
   return {
     invocation: row,
-    path: path.map((p) => ({ from: p['from_state'] ?? null, event: p['event'], to: p['to_state'], at: p['at'], attempt: p['attempt'] })),
+    path: path.map((p) => ({
+      from: p['from_state'] ?? null,
+      event: p['event'],
+      to: p['to_state'],
+      at: p['at'],
+      attempt: p['attempt'],
+    })),
     ...(failure ? { last_failure: failure } : {}),
-    failed_attempts: path.filter((p) => p['event'] === 'attemptFailed').map((p) => ({ at: p['at'], attempt: p['attempt'] })),
+    failed_attempts: path
+      .filter((p) => p['event'] === 'attemptFailed')
+      .map((p) => ({ at: p['at'], attempt: p['attempt'] })),
     journal: { length: row['journal_size'] ?? journal.length, entries: journal.map(journalEntry) },
     ...(row['invoked_by'] !== undefined
       ? {
           caller: {
             invoked_by: row['invoked_by'],
             ...(callerId ? { invocation_id: callerId, target: row['invoked_by_target'], ...statusOf(callerId) } : {}),
-            ...(row['invoked_by_subscription_id'] !== undefined ? { subscription_id: row['invoked_by_subscription_id'] } : {}),
+            ...(row['invoked_by_subscription_id'] !== undefined
+              ? { subscription_id: row['invoked_by_subscription_id'] }
+              : {}),
           },
         }
       : {}),
-    callees: callees.map((c) => ({ ...c, target: others.get(c.invocation_id)?.['target'], ...statusOf(c.invocation_id) })),
+    callees: callees.map((c) => ({
+      ...c,
+      target: others.get(c.invocation_id)?.['target'],
+      ...statusOf(c.invocation_id),
+    })),
     ...(shown ? { output_encoding: shown.encoding, ...('value' in shown ? { output: shown.value } : {}) } : {}),
   };
 }

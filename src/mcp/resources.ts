@@ -22,7 +22,7 @@ const MACHINES = {
   },
   'object-key': {
     machine: objectKeyMachine,
-    description: "The lock of one virtual-object key or workflow id, with its inbox of invocations waiting for it.",
+    description: 'The lock of one virtual-object key or workflow id, with its inbox of invocations waiting for it.',
   },
 };
 
@@ -33,19 +33,38 @@ export function registerResources(server: McpServer, deps: McpDeps): void {
     'service-openapi',
     new ResourceTemplate('redstate://services/{service}/openapi', {
       list: () => ({
-        resources: deps.registry.listServices().map((s) => ({ uri: openApiUri(s.name), name: `${s.name} OpenAPI`, mimeType: JSON_TYPE })),
+        resources: deps.registry
+          .listServices()
+          .map((s) => ({ uri: openApiUri(s.name), name: `${s.name} OpenAPI`, mimeType: JSON_TYPE })),
       }),
     }),
-    { title: 'OpenAPI document of a service', description: "A service's handlers as ingress paths, with their request and response schemas.", mimeType: JSON_TYPE },
+    {
+      title: 'OpenAPI document of a service',
+      description: "A service's handlers as ingress paths, with their request and response schemas.",
+      mimeType: JSON_TYPE,
+    },
     (uri, { service }) => {
       const name = decodeURIComponent(String(service));
-      return { contents: [{ uri: uri.href, mimeType: JSON_TYPE, text: JSON.stringify(serviceOpenApi(serviceNamed(deps.registry, name), ingressUrl)) }] };
+      return {
+        contents: [
+          {
+            uri: uri.href,
+            mimeType: JSON_TYPE,
+            text: JSON.stringify(serviceOpenApi(serviceNamed(deps.registry, name), ingressUrl)),
+          },
+        ],
+      };
     },
   );
   for (const [name, { machine, description }] of Object.entries(MACHINES)) {
     const uri = `redstate://machines/${name}`;
-    server.registerResource(`${name}-machine`, uri, { title: `The ${name} machine`, description, mimeType: JSON_TYPE }, () => ({
-      contents: [{ uri, mimeType: JSON_TYPE, text: JSON.stringify(machine.definition) }],
-    }));
+    server.registerResource(
+      `${name}-machine`,
+      uri,
+      { title: `The ${name} machine`, description, mimeType: JSON_TYPE },
+      () => ({
+        contents: [{ uri, mimeType: JSON_TYPE, text: JSON.stringify(machine.definition) }],
+      }),
+    );
   }
 }

@@ -18,7 +18,12 @@ export const READ_ONLY: ToolAnnotations = { readOnlyHint: true, openWorldHint: f
 /** Adds (an invocation, a completion, a deployment) and destroys nothing. */
 export const ADDITIVE: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, openWorldHint: false };
 /** Ends, forgets or replaces something for good. */
-export const DESTRUCTIVE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
+export const DESTRUCTIVE: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: true,
+  openWorldHint: false,
+};
 
 export interface ToolSpec<S extends z.ZodRawShape> {
   title: string;
@@ -38,17 +43,30 @@ export function tool<S extends z.ZodRawShape>(name: string, spec: ToolSpec<S>): 
   // Strict: an argument the tool does not take is an error the agent sees, not silently
   // dropped. Widened: the SDK's callback type cannot be inferred through a generic shape.
   const inputSchema: z.ZodObject = z.strictObject(spec.input);
-  const config = { title: spec.title, description: spec.description, inputSchema, annotations: { title: spec.title, ...spec.annotations } };
+  const config = {
+    title: spec.title,
+    description: spec.description,
+    inputSchema,
+    annotations: { title: spec.title, ...spec.annotations },
+  };
   return {
     register(server, log) {
       // The SDK checked the arguments against `inputSchema` before this runs.
-      server.registerTool(name, config, (args, extra) => spec.run(args as z.infer<z.ZodObject<S>>, extra.signal).catch((err: unknown) => failure(err, log, name)));
+      server.registerTool(name, config, (args, extra) =>
+        spec.run(args as z.infer<z.ZodObject<S>>, extra.signal).catch((err: unknown) => failure(err, log, name)),
+      );
     },
   };
 }
 
 export function answer(summary: string, structured: Record<string, unknown>): CallToolResult {
-  return { content: [{ type: 'text', text: summary }, { type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+  return {
+    content: [
+      { type: 'text', text: summary },
+      { type: 'text', text: JSON.stringify(structured) },
+    ],
+    structuredContent: structured,
+  };
 }
 
 /** A tool error the agent can act on: what was wrong, with the status the HTTP APIs answer. */
@@ -63,8 +81,10 @@ function refusal(status: number, message: string, restateCode: string | null = n
 function failure(err: unknown, log: Logger, tool: string): CallToolResult {
   if (err instanceof AdminError) return refusal(err.status, err.message, err.restateCode);
   if (err instanceof DomainError) return refusal(statusOf(err), err.message, err.code);
-  if (err instanceof IngressError || err instanceof AdminTextError || err instanceof QueryError) return refusal(err.status, err.message);
-  if (err instanceof AdminEmptyError) return refusal(err.status, err.status === 501 ? 'not implemented by this server' : err.message);
+  if (err instanceof IngressError || err instanceof AdminTextError || err instanceof QueryError)
+    return refusal(err.status, err.message);
+  if (err instanceof AdminEmptyError)
+    return refusal(err.status, err.status === 501 ? 'not implemented by this server' : err.message);
   log.error({ err, tool }, 'MCP tool failed');
   return refusal(500, `internal server error: ${err instanceof Error ? err.message : String(err)}`);
 }

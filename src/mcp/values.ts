@@ -7,7 +7,11 @@ import { InvalidRequest } from '../errors.js';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
-export type ShownValue = { encoding: 'empty' } | { encoding: 'json'; value: unknown } | { encoding: 'text'; value: string } | { encoding: 'base64'; value: string };
+export type ShownValue =
+  | { encoding: 'empty' }
+  | { encoding: 'json'; value: unknown }
+  | { encoding: 'text'; value: string }
+  | { encoding: 'base64'; value: string };
 
 export function shownValue(bytes: Uint8Array): ShownValue {
   if (bytes.length === 0) return { encoding: 'empty' };
@@ -28,7 +32,8 @@ export function shownValue(bytes: Uint8Array): ShownValue {
 export function bodyOf(value: unknown, contentType: string | undefined): { body: Buffer; contentType?: string } {
   if (value === undefined) return { body: Buffer.alloc(0) };
   if (contentType !== undefined) {
-    if (typeof value !== 'string') throw new InvalidRequest('with content_type, input must be a string (sent as its UTF-8 bytes)');
+    if (typeof value !== 'string')
+      throw new InvalidRequest('with content_type, input must be a string (sent as its UTF-8 bytes)');
     return { body: Buffer.from(value, 'utf8'), contentType };
   }
   return { body: Buffer.from(JSON.stringify(value), 'utf8'), contentType: 'application/json' };

@@ -14,9 +14,17 @@ export function workflowRunId(service: string, workflowKey: string, scope?: stri
   return invocationIdToString(deterministicInvocationId(targetPartitionKey({ key: workflowKey, scope })!, parts));
 }
 
-export function idempotentInvocationId(service: string, key: string | undefined, handler: string, idempotencyKey: string, scope?: string): string {
+export function idempotentInvocationId(
+  service: string,
+  key: string | undefined,
+  handler: string,
+  idempotencyKey: string,
+  scope?: string,
+): string {
   // JSON keeps the parts apart: keys may contain any character, commas included.
   const what = JSON.stringify([service, key ?? null, handler, idempotencyKey]);
   const parts = scope === undefined ? ['ik', what] : ['ik', scope, what];
-  return invocationIdToString(deterministicInvocationId(targetPartitionKey({ key, scope }) ?? partitionKeyOf(idempotencyKey), parts));
+  return invocationIdToString(
+    deterministicInvocationId(targetPartitionKey({ key, scope }) ?? partitionKeyOf(idempotencyKey), parts),
+  );
 }

@@ -16,7 +16,10 @@ export function partitionOf(partitionKey: bigint, partitions: number): number {
  * of a scope lives with the scope's limiter), else its object key's or workflow id's (so it
  * lives with the key's lock and state); undefined for an unkeyed, unscoped target.
  */
-export function targetPartitionKey(target: { key?: string | undefined; scope?: string | undefined }): bigint | undefined {
+export function targetPartitionKey(target: {
+  key?: string | undefined;
+  scope?: string | undefined;
+}): bigint | undefined {
   const by = target.scope ?? target.key;
   return by === undefined ? undefined : partitionKeyOf(by);
 }

@@ -9,7 +9,13 @@
  * The runtime turns these into machine snapshots and back (runtime/kernel/snapshots.ts);
  * /query, the admin API and the ingress read them here.
  */
-import { retentionEnd, type Completion, type Failure, type InvocationContext, type Target } from '../../machines/invocation.js';
+import {
+  retentionEnd,
+  type Completion,
+  type Failure,
+  type InvocationContext,
+  type Target,
+} from '../../machines/invocation.js';
 import type { LimiterContext } from '../../machines/limiter.js';
 import type { ObjectKeyContext } from '../../machines/object-key.js';
 import type { Store } from '../store/types.js';
@@ -157,11 +163,17 @@ export function readLimiter(raw: unknown): PersistedLimiter {
 }
 
 /** A scope's limiter as stored: the head record (undefined: none yet, as stored), and its waiters in arrival order. */
-export async function readScopeLimiter(store: Store, partition: number, scope: string): Promise<{ head: PersistedLimiter | undefined; stored: unknown; waiters: PersistedWaiter[] }> {
+export async function readScopeLimiter(
+  store: Store,
+  partition: number,
+  scope: string,
+): Promise<{ head: PersistedLimiter | undefined; stored: unknown; waiters: PersistedWaiter[] }> {
   const raw = await store.getRecord(partition, RecordKind.limiter, scope);
   if (raw === undefined) return { head: undefined, stored: null, waiters: [] };
   const keys = (await store.listRecords(partition, RecordKind.limiterWaiter)).filter((k) => isWaiterOf(scope, k));
-  const waiters = (await Promise.all(keys.map((k) => store.getRecord(partition, RecordKind.limiterWaiter, k)))).filter((w): w is PersistedWaiter => w !== undefined);
+  const waiters = (await Promise.all(keys.map((k) => store.getRecord(partition, RecordKind.limiterWaiter, k)))).filter(
+    (w): w is PersistedWaiter => w !== undefined,
+  );
   return { head: readLimiter(raw), stored: raw, waiters: waiters.sort((a, b) => a.seq - b.seq) };
 }
 

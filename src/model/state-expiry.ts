@@ -17,10 +17,19 @@ export interface StateExpiry {
 }
 
 /** The writes that (re)start a key's clock: its record and its timer. */
-export function stateExpiryWrites(service: string, key: string, scope: string | undefined, ttl: number, now: number): { record: RecordWrite; timer: Timer } {
+export function stateExpiryWrites(
+  service: string,
+  key: string,
+  scope: string | undefined,
+  ttl: number,
+  now: number,
+): { record: RecordWrite; timer: Timer } {
   const lock = objectRecordKey(service, key, scope);
   const value: StateExpiry = { dueAt: now + ttl, ttl };
-  return { record: { kind: RecordKind.stateExpiry, key: lock, value }, timer: { ...timerOf.stateExpiry(lock), dueAt: value.dueAt } };
+  return {
+    record: { kind: RecordKind.stateExpiry, key: lock, value },
+    timer: { ...timerOf.stateExpiry(lock), dueAt: value.dueAt },
+  };
 }
 
 /** A stored record read back; undefined when it is not one. */

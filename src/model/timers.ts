@@ -24,7 +24,10 @@ export const timerOf = {
   start: (invocationId: string): TimerRef => ({ key: `start${SEPARATOR}${invocationId}`, owner: invocationId }),
   retry: (invocationId: string): TimerRef => ({ key: `retry${SEPARATOR}${invocationId}`, owner: invocationId }),
   expire: (invocationId: string): TimerRef => ({ key: `expire${SEPARATOR}${invocationId}`, owner: invocationId }),
-  sleep: (invocationId: string, completionId: number): TimerRef => ({ key: `sleep${SEPARATOR}${invocationId}${SEPARATOR}${completionId}`, owner: invocationId }),
+  sleep: (invocationId: string, completionId: number): TimerRef => ({
+    key: `sleep${SEPARATOR}${invocationId}${SEPARATOR}${completionId}`,
+    owner: invocationId,
+  }),
   stateExpiry: (lock: string): TimerRef => ({ key: `stateExpiry${SEPARATOR}${lock}` }),
   schedule: (scheduleId: string): TimerRef => ({ key: `schedule${SEPARATOR}${scheduleId}` }),
 };
@@ -32,7 +35,8 @@ export const timerOf = {
 /** What a stored timer is for, read back from its key; undefined for a key of no known purpose. */
 export function purposeOf(key: string): TimerPurpose | undefined {
   // An object key may hold the separator: the rest of the timer's key is the lock's.
-  if (key.startsWith(`stateExpiry${SEPARATOR}`)) return { kind: 'stateExpiry', lock: key.slice('stateExpiry'.length + 1) };
+  if (key.startsWith(`stateExpiry${SEPARATOR}`))
+    return { kind: 'stateExpiry', lock: key.slice('stateExpiry'.length + 1) };
   const [kind, invocationId, extra] = key.split(SEPARATOR);
   if (!invocationId) return undefined;
   if (kind === 'schedule') return { kind, scheduleId: invocationId };

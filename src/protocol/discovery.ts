@@ -31,7 +31,9 @@ export interface DiscoveryResult {
 }
 
 /** The exact Accept header restate-server 1.7.12 sends [cap]. */
-export const DISCOVERY_ACCEPT = SUPPORTED_MANIFEST_VERSIONS.map((v) => `application/vnd.restate.endpointmanifest.v${v}+json`).join(', ');
+export const DISCOVERY_ACCEPT = SUPPORTED_MANIFEST_VERSIONS.map(
+  (v) => `application/vnd.restate.endpointmanifest.v${v}+json`,
+).join(', ');
 
 /** restate-server adds `worker.invoker.additional-request-headers`, by default this one. */
 const DEFAULT_HEADERS = { 'x-restate-cluster-name': 'localcluster' };
@@ -64,7 +66,12 @@ class TransportError extends Error {
 export async function discover(uri: string, opts: DiscoverOptions): Promise<DiscoveryResult> {
   const url = endpointUrl(uri, 'discover');
   const identity = opts.signer?.headers(new URL(url).pathname) ?? {};
-  const headers: Record<string, string> = { accept: DISCOVERY_ACCEPT, ...DEFAULT_HEADERS, ...opts.additionalHeaders, ...identity };
+  const headers: Record<string, string> = {
+    accept: DISCOVERY_ACCEPT,
+    ...DEFAULT_HEADERS,
+    ...opts.additionalHeaders,
+    ...identity,
+  };
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   let response: RawResponse;
   try {
@@ -82,7 +89,10 @@ function metaError(code: string, message: string): DiscoveryFailed {
 function readManifest(uri: string, res: RawResponse): DiscoveryResult {
   if (res.status < 200 || res.status >= 300) {
     // §3.3: "got status code '404'. Make sure … Response headers: {"content-length": "0", …}. Body: "
-    const hint = res.status === 404 ? ' Make sure the provided URI has the correct path where the Restate SDK endpoint is mounted.' : '';
+    const hint =
+      res.status === 404
+        ? ' Make sure the provided URI has the correct path where the Restate SDK endpoint is mounted.'
+        : '';
     const headers = `{${res.headers.map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(', ')}}`;
     throw metaError(
       MetaCode.discoveryFailed,
@@ -103,7 +113,10 @@ function readManifest(uri: string, res: RawResponse): DiscoveryResult {
   try {
     parsed = JSON.parse(res.body.toString('utf8'));
   } catch (err) {
-    throw metaError(MetaCode.discoveryFailed, `error when calling '${uri}': cannot decode the endpoint manifest: ${(err as Error).message}`);
+    throw metaError(
+      MetaCode.discoveryFailed,
+      `error when calling '${uri}': cannot decode the endpoint manifest: ${(err as Error).message}`,
+    );
   }
   let manifest: EndpointManifest;
   try {
@@ -127,7 +140,8 @@ const OS_ERRORS: Record<string, string> = {
 };
 
 function describe(err: NodeJS.ErrnoException): string {
-  if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') return 'dns error: failed to lookup address information: Name or service not known';
+  if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN')
+    return 'dns error: failed to lookup address information: Name or service not known';
   if (err.code === 'ETIMEOUT_DISCOVERY') return 'request timed out';
   return (err.code && OS_ERRORS[err.code]) ?? err.message;
 }
@@ -157,7 +171,10 @@ function transportFailure(uri: string, useHttp11: boolean, err: unknown): Discov
     );
   }
   // An HTTP/1.1-only endpoint rejects the h2 connection preface (§3.3).
-  return metaError(MetaCode.http11Only, `${prefix} server possibly supports only HTTP1.1, consider discovery with --use-http1.1.`);
+  return metaError(
+    MetaCode.http11Only,
+    `${prefix} server possibly supports only HTTP1.1, consider discovery with --use-http1.1.`,
+  );
 }
 
 function timeoutError(): NodeJS.ErrnoException {
@@ -191,7 +208,8 @@ function getHttp1(url: string, headers: Record<string, string>, timeoutMs: numbe
       });
       res.on('end', () => {
         const pairs: Array<[string, string]> = [];
-        for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i]!.toLowerCase(), res.rawHeaders[i + 1]!]);
+        for (let i = 0; i + 1 < res.rawHeaders.length; i += 2)
+          pairs.push([res.rawHeaders[i]!.toLowerCase(), res.rawHeaders[i + 1]!]);
         finish(undefined, { status: res.statusCode ?? 0, headers: pairs, body: Buffer.concat(chunks) });
       });
       res.on('error', (e) => finish(e));
@@ -222,7 +240,8 @@ function getHttp2(url: string, headers: Record<string, string>, timeoutMs: numbe
       clearTimeout(timer);
       session.close();
       if (!session.destroyed) session.destroy();
-      if (err) reject(err instanceof TransportError ? err : new TransportError(err as NodeJS.ErrnoException, connected));
+      if (err)
+        reject(err instanceof TransportError ? err : new TransportError(err as NodeJS.ErrnoException, connected));
       else resolve(value!);
     };
     const timer = setTimeout(() => finish(new TransportError(timeoutError(), true)), timeoutMs);

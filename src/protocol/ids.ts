@@ -238,7 +238,10 @@ function awakeableBody(s: string, prefix: 'sign' | 'prom'): { invocationId: Invo
   const bytes = Buffer.from(body, 'base64url');
   if (bytes.length !== AWAKEABLE_BYTES) throw new IdError('bad length');
   if (bytes.toString('base64url') !== body) throw new IdError('base62 decode error');
-  return { invocationId: invocationIdFromBytes(bytes.subarray(0, INVOCATION_ID_BYTES)), index: bytes.readUInt32BE(INVOCATION_ID_BYTES) };
+  return {
+    invocationId: invocationIdFromBytes(bytes.subarray(0, INVOCATION_ID_BYTES)),
+    index: bytes.readUInt32BE(INVOCATION_ID_BYTES),
+  };
 }
 
 // --- deployment ids ----------------------------------------------------------------------------

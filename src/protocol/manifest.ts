@@ -110,7 +110,8 @@ class Reader {
   stringMap(field: string): Record<string, string> | undefined {
     const v = this.obj[field];
     if (v === undefined || v === null) return undefined;
-    if (!isObject(v) || Object.values(v).some((x) => typeof x !== 'string')) return this.fail(field, 'a map of strings');
+    if (!isObject(v) || Object.values(v).some((x) => typeof x !== 'string'))
+      return this.fail(field, 'a map of strings');
     return { ...(v as Record<string, string>) };
   }
   object(field: string): Reader | undefined {
@@ -152,7 +153,8 @@ function readHandler(raw: unknown, path: string, serviceTy: ManifestServiceType)
   const r = new Reader(raw, path);
   const name = r.string('name');
   if (name === undefined) throw new ManifestError(`${path}.name: missing`);
-  if (!HANDLER_NAME.test(name)) throw new ManifestError(`${path}.name: '${name}' does not match ${HANDLER_NAME.source}`);
+  if (!HANDLER_NAME.test(name))
+    throw new ManifestError(`${path}.name: '${name}' does not match ${HANDLER_NAME.source}`);
   const ty = r.oneOf('ty', ['EXCLUSIVE', 'SHARED', 'WORKFLOW'] as const);
   if (ty === 'WORKFLOW' && serviceTy !== 'WORKFLOW') {
     throw new ManifestError(`${path}.ty: handler '${name}' has type WORKFLOW but its service is not a workflow`);
@@ -165,7 +167,13 @@ function readHandler(raw: unknown, path: string, serviceTy: ManifestServiceType)
   return dropUndefined({
     name,
     ty,
-    input: input && dropUndefined({ required: input.bool('required'), contentType: input.string('contentType'), jsonSchema: input.raw('jsonSchema') }),
+    input:
+      input &&
+      dropUndefined({
+        required: input.bool('required'),
+        contentType: input.string('contentType'),
+        jsonSchema: input.raw('jsonSchema'),
+      }),
     output:
       output &&
       dropUndefined({
@@ -183,7 +191,8 @@ function readService(raw: unknown, path: string): ManifestService {
   const r = new Reader(raw, path);
   const name = r.string('name');
   if (name === undefined) throw new ManifestError(`${path}.name: missing`);
-  if (!SERVICE_NAME.test(name)) throw new ManifestError(`${path}.name: '${name}' does not match ${SERVICE_NAME.source}`);
+  if (!SERVICE_NAME.test(name))
+    throw new ManifestError(`${path}.name: '${name}' does not match ${SERVICE_NAME.source}`);
   const ty = r.oneOf('ty', ['SERVICE', 'VIRTUAL_OBJECT', 'WORKFLOW'] as const);
   if (ty === undefined) throw new ManifestError(`${path}.ty: missing`);
   const handlersRaw = raw['handlers'];
@@ -211,7 +220,8 @@ export function validateManifest(raw: unknown): EndpointManifest {
   const max = r.uint('maxProtocolVersion');
   if (min === undefined || min < 1) throw new ManifestError('manifest.minProtocolVersion: missing or below 1');
   if (max === undefined || max < 1) throw new ManifestError('manifest.maxProtocolVersion: missing or below 1');
-  if (min > max) throw new ManifestError(`manifest: minProtocolVersion ${min} is greater than maxProtocolVersion ${max}`);
+  if (min > max)
+    throw new ManifestError(`manifest: minProtocolVersion ${min} is greater than maxProtocolVersion ${max}`);
   const { min: ourMin, max: ourMax } = SUPPORTED_PROTOCOL_VERSIONS;
   if (max < ourMin || min > ourMax) {
     throw new ManifestError(

@@ -58,9 +58,7 @@ export const MessageType = {
 
 export type MessageName = keyof typeof MessageType;
 
-const NAMES = new Map<number, MessageName>(
-  Object.entries(MessageType).map(([name, id]) => [id, name as MessageName]),
-);
+const NAMES = new Map<number, MessageName>(Object.entries(MessageType).map(([name, id]) => [id, name as MessageName]));
 
 const hex4 = (type: number): string => `0x${type.toString(16).padStart(4, '0')}`;
 
@@ -252,7 +250,9 @@ export const [decodeError, encodeError] = codec<ErrorMessage>(T.Error, {
 export type End = Record<string, never>;
 export const [decodeEnd, encodeEnd] = codec<End>(T.End, {});
 
-export interface CommandAck { commandIndex: number }
+export interface CommandAck {
+  commandIndex: number;
+}
 export const [decodeCommandAck, encodeCommandAck] = codec<CommandAck>(T.CommandAck, { commandIndex: [1, 'uint32'] });
 
 export interface ProposeRunCompletion {
@@ -275,7 +275,9 @@ export const [decodeAwaitingOn, encodeAwaitingOn] = codec<AwaitingOn>(T.Awaiting
   executingSideEffects: [2, 'bool'],
 });
 
-export interface ProposeRunCompletionAck { completionId: number }
+export interface ProposeRunCompletionAck {
+  completionId: number;
+}
 export const [decodeProposeRunCompletionAck, encodeProposeRunCompletionAck] = codec<ProposeRunCompletionAck>(
   T.ProposeRunCompletionAck,
   { completionId: [1, 'uint32'] },
@@ -283,7 +285,9 @@ export const [decodeProposeRunCompletionAck, encodeProposeRunCompletionAck] = co
 
 // --- Commands (§6.2). Every command carries an entry name, #12, for observability. ----------
 
-interface Named { name: string }
+interface Named {
+  name: string;
+}
 const name = [12, 'string'] as const;
 const resultCompletionId = [11, 'uint32'] as const;
 
@@ -326,7 +330,9 @@ export const [decodeSetStateCommand, encodeSetStateCommand] = codec<SetStateComm
   name,
 });
 
-export interface ClearStateCommand extends Named { key: Uint8Array }
+export interface ClearStateCommand extends Named {
+  key: Uint8Array;
+}
 export const [decodeClearStateCommand, encodeClearStateCommand] = codec<ClearStateCommand>(T.ClearStateCommand, {
   key: [1, 'bytes'],
   name,
@@ -338,7 +344,9 @@ export const [decodeClearAllStateCommand, encodeClearAllStateCommand] = codec<Cl
   { name },
 );
 
-export interface GetLazyStateKeysCommand extends Named { resultCompletionId: number }
+export interface GetLazyStateKeysCommand extends Named {
+  resultCompletionId: number;
+}
 export const [decodeGetLazyStateKeysCommand, encodeGetLazyStateKeysCommand] = codec<GetLazyStateKeysCommand>(
   T.GetLazyStateKeysCommand,
   { resultCompletionId, name },
@@ -416,7 +424,9 @@ interface CallTarget extends Named {
   invocationIdNotificationIdx: number;
 }
 
-export interface CallCommand extends CallTarget { resultCompletionId: number }
+export interface CallCommand extends CallTarget {
+  resultCompletionId: number;
+}
 export const [decodeCallCommand, encodeCallCommand] = codec<CallCommand>(T.CallCommand, {
   serviceName: [1, 'string'],
   handlerName: [2, 'string'],
@@ -469,7 +479,9 @@ export const [decodeSendSignalCommand, encodeSendSignalCommand] = codec<SendSign
   entryName: [12, 'string'],
 });
 
-export interface RunCommand extends Named { resultCompletionId: number }
+export interface RunCommand extends Named {
+  resultCompletionId: number;
+}
 export const [decodeRunCommand, encodeRunCommand] = codec<RunCommand>(T.RunCommand, { resultCompletionId, name });
 
 /** Also the shape of GetInvocationOutputCommand; exactly one target is set. */

@@ -310,15 +310,7 @@ export class ProtoReader {
  * repeated field 1 is bytes, exposed as the list (`StateKeys`).
  */
 export type ScalarKind =
-  | 'uint32'
-  | 'uint64'
-  | 'uint64big'
-  | 'bool'
-  | 'string'
-  | 'bytes'
-  | 'wrappedBytes'
-  | 'empty'
-  | 'wrappedBytesList';
+  'uint32' | 'uint64' | 'uint64big' | 'bool' | 'string' | 'bytes' | 'wrappedBytes' | 'empty' | 'wrappedBytesList';
 
 /**
  * - `implicit`: proto3 field without presence; always set after decoding, skipped when default.

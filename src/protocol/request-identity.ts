@@ -50,7 +50,8 @@ export class RequestSigner {
       throw new RequestIdentityError(`cannot read the request identity key '${path}': ${(err as Error).message}`);
     }
     const blocks = pem.match(/-----BEGIN [A-Z ]+-----/g) ?? [];
-    if (blocks.length !== 1) throw new RequestIdentityError(`'${path}' must hold exactly one PEM private key, found ${blocks.length}`);
+    if (blocks.length !== 1)
+      throw new RequestIdentityError(`'${path}' must hold exactly one PEM private key, found ${blocks.length}`);
     let key: KeyObject;
     try {
       key = createPrivateKey(pem);
@@ -58,7 +59,9 @@ export class RequestSigner {
       throw new RequestIdentityError(`'${path}' is not a PEM private key: ${(err as Error).message}`);
     }
     if (key.asymmetricKeyType !== 'ed25519') {
-      throw new RequestIdentityError(`'${path}' holds a ${key.asymmetricKeyType ?? 'non-asymmetric'} key; request identity needs an Ed25519 key`);
+      throw new RequestIdentityError(
+        `'${path}' holds a ${key.asymmetricKeyType ?? 'non-asymmetric'} key; request identity needs an Ed25519 key`,
+      );
     }
     const jwk = createPublicKey(key).export({ format: 'jwk' });
     const publicKey = Buffer.from(jwk.x ?? '', 'base64url');

@@ -69,7 +69,10 @@ interface PooledSession {
 }
 
 /** Stream resets that say the session itself is unusable, not just this stream. */
-const SESSION_BROKEN = new Set<number>([http2.constants.NGHTTP2_ENHANCE_YOUR_CALM, http2.constants.NGHTTP2_INTERNAL_ERROR]);
+const SESSION_BROKEN = new Set<number>([
+  http2.constants.NGHTTP2_ENHANCE_YOUR_CALM,
+  http2.constants.NGHTTP2_INTERNAL_ERROR,
+]);
 
 export class Transport {
   private readonly sessions = new Map<string, PooledSession[]>();
@@ -118,7 +121,10 @@ export class Transport {
     if (!this.signer) return target.headers;
     // The invocation request carries the object key URL-encoded (service-protocol.md §4).
     const key = target.headers['x-restate-service-key'];
-    return { ...target.headers, ...this.signer.headers(url.pathname, key === undefined ? undefined : decodeURIComponent(key)) };
+    return {
+      ...target.headers,
+      ...this.signer.headers(url.pathname, key === undefined ? undefined : decodeURIComponent(key)),
+    };
   }
 
   private openH2(target: StreamTarget, handlers: StreamHandlers): InvocationStream {

@@ -5,7 +5,10 @@
  */
 export const MIN_SUPPORTED_VERSION = 5;
 
-export function negotiatedVersion(deployment: { minProtocolVersion: number; maxProtocolVersion: number }, enableV7: boolean): number | undefined {
+export function negotiatedVersion(
+  deployment: { minProtocolVersion: number; maxProtocolVersion: number },
+  enableV7: boolean,
+): number | undefined {
   const version = Math.min(deployment.maxProtocolVersion, enableV7 ? 7 : 6);
   return version >= Math.max(deployment.minProtocolVersion, MIN_SUPPORTED_VERSION) ? version : undefined;
 }

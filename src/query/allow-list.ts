@@ -54,7 +54,15 @@ const SYNTAX_FUNCTIONS = `+ - * / // % ** ^ || ~~ !~~ ~~* !~~* & | << >> ~ count
 
 const FUNCTIONS = new Set(`${SHARED_FUNCTIONS} ${SYNTAX_FUNCTIONS}`.split(/\s+/).filter(Boolean));
 
-const FROM_ITEMS = new Set(['BASE_TABLE', 'SUBQUERY', 'JOIN', 'TABLE_FUNCTION', 'EMPTY', 'EXPRESSION_LIST', 'SHOW_REF']);
+const FROM_ITEMS = new Set([
+  'BASE_TABLE',
+  'SUBQUERY',
+  'JOIN',
+  'TABLE_FUNCTION',
+  'EMPTY',
+  'EXPRESSION_LIST',
+  'SHOW_REF',
+]);
 const SHOW_TYPES = new Set(['SHOW_UNQUALIFIED', 'DESCRIBE']);
 
 /** DataFusion's answer to a function it does not have (a 500, as the reference answers it). */

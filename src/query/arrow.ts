@@ -56,13 +56,17 @@ async function arrowWriter(result: ResultSet): Promise<Arrow.RecordBatchStreamWr
   const A = await arrowModule;
   const types = result.columns.map((c) => arrowType(A, c.type));
   // A column said to be non-nullable that holds a NULL anyway is declared nullable.
-  const fields = result.columns.map((c, i) => new A.Field(c.name, types[i]!, c.nullable || c.values.some((v) => v === null)));
+  const fields = result.columns.map(
+    (c, i) => new A.Field(c.name, types[i]!, c.nullable || c.values.some((v) => v === null)),
+  );
   const schema = new A.Schema(fields);
   if (result.rowCount === 0) return A.RecordBatchStreamWriter.writeAll(new A.Table(schema));
   function* batches(): Generator<Arrow.RecordBatch> {
     for (let from = 0; from < result.rowCount; from += BATCH_ROWS) {
       const length = Math.min(BATCH_ROWS, result.rowCount - from);
-      const children = result.columns.map((c, i) => A.vectorFromArray(arrowValues(c).slice(from, from + length), types[i]!).data[0]!);
+      const children = result.columns.map(
+        (c, i) => A.vectorFromArray(arrowValues(c).slice(from, from + length), types[i]!).data[0]!,
+      );
       yield new A.RecordBatch(schema, A.makeData({ type: new A.Struct(fields), length, nullCount: 0, children }));
     }
   }

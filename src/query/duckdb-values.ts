@@ -144,13 +144,22 @@ function normalise(type: ValueType, v: unknown): unknown {
 
 /** JSON text for values of types without a column type of their own. */
 const asText = (v: unknown): string | null =>
-  v === null || v === undefined ? null : typeof v === 'string' ? v : JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x));
+  v === null || v === undefined
+    ? null
+    : typeof v === 'string'
+      ? v
+      : JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x));
 
 /**
  * Columns in our form from DuckDB's names, types and JS values (one chunk of a result, or all
  * of it); every column is nullable until the plan says otherwise.
  */
-export function readColumns(duck: DuckModule, names: string[], types: Duck.DuckDBType[], values: unknown[][]): ResultColumn[] {
+export function readColumns(
+  duck: DuckModule,
+  names: string[],
+  types: Duck.DuckDBType[],
+  values: unknown[][],
+): ResultColumn[] {
   return names.map((name, i) => {
     const type = valueType(duck, types[i]!);
     const raw = values[i] ?? [];

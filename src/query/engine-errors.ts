@@ -14,13 +14,16 @@ import type { Relation } from './naming.js';
 
 const PREFIX = 'Datafusion error: ';
 
-export const planningError = (message: string, status = 400): QueryError => new QueryError(status, `${PREFIX}Error during planning: ${message}`);
+export const planningError = (message: string, status = 400): QueryError =>
+  new QueryError(status, `${PREFIX}Error during planning: ${message}`);
 
 export const tableNotFound = (name: string): QueryError => planningError(`table '${name}' not found`, 500);
 
-export const executionError = (message: string): QueryError => new QueryError(500, `${PREFIX}Execution error: ${message}`);
+export const executionError = (message: string): QueryError =>
+  new QueryError(500, `${PREFIX}Execution error: ${message}`);
 
-export const notImplemented = (message: string): QueryError => new QueryError(500, `${PREFIX}This feature is not implemented: ${message}`);
+export const notImplemented = (message: string): QueryError =>
+  new QueryError(500, `${PREFIX}This feature is not implemented: ${message}`);
 
 /** The query was interrupted at its deadline (limits.ts). */
 export function timeLimitError(limits?: Pick<QueryLimits, 'timeoutMs'>): QueryError {
@@ -76,8 +79,10 @@ export function fromDuckDb(
   const full = err instanceof Error ? err.message : String(err);
   const first = full.split('\n')[0] ?? full;
   let m: RegExpExecArray | null;
-  if ((m = /^Catalog Error: Table with name (\S+) does not exist/.exec(first))) return tableNotFound(`restate.public.${m[1]!.toLowerCase()}`);
-  if ((m = /^Binder Error: Referenced column "((?:[^"]|"")+)" not found/.exec(first))) return noField(m[1]!.toLowerCase(), relations);
+  if ((m = /^Catalog Error: Table with name (\S+) does not exist/.exec(first)))
+    return tableNotFound(`restate.public.${m[1]!.toLowerCase()}`);
+  if ((m = /^Binder Error: Referenced column "((?:[^"]|"")+)" not found/.exec(first)))
+    return noField(m[1]!.toLowerCase(), relations);
   if ((m = /^Binder Error: Table "((?:[^"]|"")+)" does not have a column named "((?:[^"]|"")+)"/.exec(first))) {
     return noField(`${m[1]!.toLowerCase()}.${m[2]!.toLowerCase()}`, relations);
   }
@@ -86,8 +91,10 @@ export function fromDuckDb(
     return noField(columnRef(qualifier) ?? qualifier, relations);
   }
   if ((m = /^(?:Binder|Catalog|Permission|Not implemented) Error: (.*)$/.exec(first))) return planningError(m[1]!);
-  if ((m = /^Parser Error: (.*)$/.exec(first))) return new QueryError(400, `${PREFIX}SQL error: ParserError(${JSON.stringify(m[1])})`);
+  if ((m = /^Parser Error: (.*)$/.exec(first)))
+    return new QueryError(400, `${PREFIX}SQL error: ParserError(${JSON.stringify(m[1])})`);
   if (/^INTERRUPT Error/.test(first)) return timeLimitError(limits);
-  if ((m = /^Out of Memory Error: (.*)$/.exec(first))) return new QueryError(500, `${PREFIX}Resources exhausted: ${m[1]}`);
+  if ((m = /^Out of Memory Error: (.*)$/.exec(first)))
+    return new QueryError(500, `${PREFIX}Resources exhausted: ${m[1]}`);
   return executionError(first.replace(/^[A-Za-z ]+ Error: /, ''));
 }

@@ -22,7 +22,14 @@ import { QueryError } from './query-error.js';
 import { StoreUnavailable } from '../store/types.js';
 import { checkAllowed } from './allow-list.js';
 import { appendRows, concatColumns, readColumns, SQL_TYPE, type DuckModule } from './duckdb-values.js';
-import { fromDuckDb, notImplemented, parseError, planningError, tableNotFound, timeLimitError } from './engine-errors.js';
+import {
+  fromDuckDb,
+  notImplemented,
+  parseError,
+  planningError,
+  tableNotFound,
+  timeLimitError,
+} from './engine-errors.js';
 import { applyHints } from './naming.js';
 import { INFO_SCHEMA, planQuery, type QueryPlan, type TableScan } from './plan.js';
 import { DEFAULT_LIMITS, ResultBudget, Turns, type QueryLimits } from './limits.js';
@@ -155,7 +162,10 @@ export class QueryEngine {
   /** DuckDB's syntax tree of the text, or `other` for statements it only serialises if SELECT. */
   private async parse(conn: Duck.DuckDBConnection, sql: string): Promise<Parsed> {
     const reader = await conn.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
-    const tree = JSON.parse(String(reader.getColumnsJS()[0]?.[0]).replaceAll(NO_LOCATION, NO_LOCATION_MARK)) as Record<string, unknown>;
+    const tree = JSON.parse(String(reader.getColumnsJS()[0]?.[0]).replaceAll(NO_LOCATION, NO_LOCATION_MARK)) as Record<
+      string,
+      unknown
+    >;
     if (tree.error !== true) {
       const count = Array.isArray(tree.statements) ? tree.statements.length : 0;
       if (count === 0) throw parseError(sql, 'syntax error at end of input', sql.length);
@@ -174,14 +184,23 @@ export class QueryEngine {
     return String(reader.getColumnsJS()[0]?.[0]);
   }
 
-  private async fill(duck: DuckModule, conn: Duck.DuckDBConnection, scan: TableScan, plan: QueryPlan, source: RowSource): Promise<void> {
+  private async fill(
+    duck: DuckModule,
+    conn: Duck.DuckDBConnection,
+    scan: TableScan,
+    plan: QueryPlan,
+    source: RowSource,
+  ): Promise<void> {
     let rows: Row[];
     try {
       rows = await source(scan, plan);
     } catch (err) {
       if (err instanceof StoreUnavailable) throw err;
       // The store failed, not the query: DataFusion reports its table providers' errors so.
-      throw new QueryError(500, `Datafusion error: External error: ${err instanceof Error ? err.message : String(err)}`);
+      throw new QueryError(
+        500,
+        `Datafusion error: External error: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     if (rows.length === 0) return;
     appendRows(duck, await conn.createAppender(scan.table.name, 'public', CATALOG), scan.table.columns, rows);
@@ -202,7 +221,11 @@ async function openDuckDb(limits: QueryLimits): Promise<Opened> {
   });
   const setup = await instance.connect();
   try {
-    const ddl = [`ATTACH ':memory:' AS ${CATALOG}`, `CREATE SCHEMA ${CATALOG}.public`, `CREATE SCHEMA ${CATALOG}.${INFO_SCHEMA}`];
+    const ddl = [
+      `ATTACH ':memory:' AS ${CATALOG}`,
+      `CREATE SCHEMA ${CATALOG}.public`,
+      `CREATE SCHEMA ${CATALOG}.${INFO_SCHEMA}`,
+    ];
     for (const t of PUBLIC_TABLES.values()) ddl.push(createTable('public', t));
     for (const t of INFORMATION_SCHEMA_TABLES.values()) ddl.push(createTable(INFO_SCHEMA, t));
     await setup.run(ddl.join(';\n'));
@@ -231,10 +254,20 @@ async function refusal(duck: DuckModule, conn: Duck.DuckDBConnection, sql: strin
     // Not even preparable here (COPY, ATTACH need files): still not a query.
   }
   const S = duck.StatementType;
-  const dml: Partial<Record<number, string>> = { [S.INSERT]: 'Insert Into', [S.UPDATE]: 'Update', [S.DELETE]: 'Delete', [S.MERGE_INTO]: 'Merge' };
+  const dml: Partial<Record<number, string>> = {
+    [S.INSERT]: 'Insert Into',
+    [S.UPDATE]: 'Update',
+    [S.DELETE]: 'Delete',
+    [S.MERGE_INTO]: 'Merge',
+  };
   const op = type === undefined ? undefined : dml[type];
   if (op) return planningError(`DML not supported: ${op}`);
-  const ddl: Partial<Record<number, string>> = { [S.CREATE]: 'Create', [S.DROP]: 'Drop', [S.ALTER]: 'Alter', [S.CREATE_FUNC]: 'CreateFunction' };
+  const ddl: Partial<Record<number, string>> = {
+    [S.CREATE]: 'Create',
+    [S.DROP]: 'Drop',
+    [S.ALTER]: 'Alter',
+    [S.CREATE_FUNC]: 'CreateFunction',
+  };
   const kind = type === undefined ? undefined : ddl[type];
   if (kind) return planningError(`DDL not supported: ${kind}`);
   return notImplemented(`Unsupported SQL statement: ${sql.trim()}`);
@@ -247,11 +280,14 @@ async function refusal(duck: DuckModule, conn: Duck.DuckDBConnection, sql: strin
 function interruptAt(conn: Duck.DuckDBConnection, deadline: number): { stop(): void; readonly fired: boolean } {
   let repeat: NodeJS.Timeout | undefined;
   let fired = false;
-  const first = setTimeout(() => {
-    fired = true;
-    conn.interrupt();
-    repeat = setInterval(() => conn.interrupt(), 100);
-  }, Math.max(0, deadline - Date.now()));
+  const first = setTimeout(
+    () => {
+      fired = true;
+      conn.interrupt();
+      repeat = setInterval(() => conn.interrupt(), 100);
+    },
+    Math.max(0, deadline - Date.now()),
+  );
   return {
     stop() {
       clearTimeout(first);
@@ -270,7 +306,8 @@ function columnOfQualifier(plan: QueryPlan, qualifier: string): string | undefin
     if (found !== undefined || typeof node !== 'object' || node === null) return;
     const n = node as Record<string, unknown>;
     const names = n.class === 'COLUMN_REF' && Array.isArray(n.column_names) ? n.column_names.map(String) : undefined;
-    if (names && names.length === 2 && names[0]!.toLowerCase() === qualifier) found = `${qualifier}.${names[1]!.toLowerCase()}`;
+    if (names && names.length === 2 && names[0]!.toLowerCase() === qualifier)
+      found = `${qualifier}.${names[1]!.toLowerCase()}`;
     for (const v of Object.values(n)) visit(v);
   };
   visit(plan.ast);

@@ -5,7 +5,14 @@
  * per rule bucket in use); and `sys_vqueues` (one row per invocation of a queue) from the
  * invocations. Durations and counters that are not kept are null.
  */
-import { admissionOrder, backlogUse, blockedOn, matchingBuckets, PRIORITY, type LimiterContext } from '../../machines/limiter.js';
+import {
+  admissionOrder,
+  backlogUse,
+  blockedOn,
+  matchingBuckets,
+  PRIORITY,
+  type LimiterContext,
+} from '../../machines/limiter.js';
 import { partitionKeyOf } from '../protocol/ids.js';
 import { limiterContextOf, readScopeLimiter, RecordKind } from '../model/persisted.js';
 import type { Store } from '../store/types.js';
@@ -28,7 +35,10 @@ export async function limiterContexts(store: Store, partitions: number): Promise
  * (`statusOf`, sys_invocation's): suspended and paused ones apart from the running ones, as the
  * reference counts them (the CLI's `vqueues describe` reads all three).
  */
-export function vqueueMetaRows(limiters: LimiterContext[], statusOf: (invocationId: string) => string | undefined): Row[] {
+export function vqueueMetaRows(
+  limiters: LimiterContext[],
+  statusOf: (invocationId: string) => string | undefined,
+): Row[] {
   return limiters.flatMap((l) =>
     Object.entries(l.vqueues).map(([id, q]): Row => {
       const inbox = l.waiting.filter((s) => s.vqueue === id).length;
@@ -117,7 +127,10 @@ export function userLimitRows(limiters: LimiterContext[]): Row[] {
     };
     for (const s of l.running) count(s.limitKey, 'usage');
     for (const s of l.waiting) count(s.limitKey, 'num_waiters');
-    const available = (r: Row) => (r['concurrency_limit'] === undefined ? undefined : Math.max(0, (r['concurrency_limit'] as number) - (r['usage'] as number)));
+    const available = (r: Row) =>
+      r['concurrency_limit'] === undefined
+        ? undefined
+        : Math.max(0, (r['concurrency_limit'] as number) - (r['usage'] as number));
     return [...rows.values()].map((r) => ({ ...r, available: available(r) }));
   });
 }
@@ -137,7 +150,10 @@ function stageOf(inv: LoadedInvocation): { stage: string; status: string } {
     case 'paused':
       return { stage: inv.value, status: 'started' };
     case 'completed':
-      return { stage: 'finished', status: inv.context.completion && 'ok' in inv.context.completion ? 'succeeded' : 'failed' };
+      return {
+        stage: 'finished',
+        status: inv.context.completion && 'ok' in inv.context.completion ? 'succeeded' : 'failed',
+      };
     default:
       return { stage: 'running', status: 'started' };
   }
@@ -146,7 +162,9 @@ function stageOf(inv: LoadedInvocation): { stage: string; status: string } {
 /** `sys_vqueues`: one row per invocation that went through a virtual queue (what `restate vqueues describe` lists). */
 export function vqueueEntryRows(invocations: LoadedInvocation[]): Row[] {
   // In arrival order, as the reference lists a queue's entries.
-  const queued = invocations.filter((inv) => inv.context.vqueueId !== undefined).sort((a, b) => a.context.createdAt - b.context.createdAt);
+  const queued = invocations
+    .filter((inv) => inv.context.vqueueId !== undefined)
+    .sort((a, b) => a.context.createdAt - b.context.createdAt);
   return queued.map((inv): Row => {
     const c = inv.context;
     const { stage, status } = stageOf(inv);

@@ -45,7 +45,11 @@ export function targetString(t: Target): string {
   return t.key !== undefined ? `${t.service}/${t.key}/${t.handler}` : `${t.service}/${t.handler}`;
 }
 
-const SERVICE_TY: Record<Target['serviceTy'], string> = { Service: 'service', VirtualObject: 'virtual_object', Workflow: 'workflow' };
+const SERVICE_TY: Record<Target['serviceTy'], string> = {
+  Service: 'service',
+  VirtualObject: 'virtual_object',
+  Workflow: 'workflow',
+};
 
 /** States in which the invoker holds the invocation (and so sys_invocation_state has a row); not paused ones. */
 const IN_INVOKER = new Set(['running', 'backingOff']);
@@ -54,8 +58,20 @@ const NOT_STARTED = new Set(['scheduled', 'pending']);
 
 /** `{"FirstCompleted":[{"Single":{"CompletionId":1}},{"Single":{"SignalIndex":1}}]}` (§3.6). */
 export function awaitingJson(a: Awaiting): string {
-  const COMBINATORS = ['FirstCompleted', 'FirstCompleted', 'AllCompleted', 'FirstSucceededOrAllFailed', 'AllSucceededOrFirstFailed'];
-  type Future = { waitingCompletions?: number[]; waitingSignals?: number[]; waitingNamedSignals?: string[]; nestedFutures?: Future[]; combinatorType?: number };
+  const COMBINATORS = [
+    'FirstCompleted',
+    'FirstCompleted',
+    'AllCompleted',
+    'FirstSucceededOrAllFailed',
+    'AllSucceededOrFirstFailed',
+  ];
+  type Future = {
+    waitingCompletions?: number[];
+    waitingSignals?: number[];
+    waitingNamedSignals?: string[];
+    nestedFutures?: Future[];
+    combinatorType?: number;
+  };
   const tree = (f: Future): unknown => {
     const items: unknown[] = [
       ...(f.waitingCompletions ?? []).map((id) => ({ Single: { CompletionId: id } })),
@@ -65,7 +81,11 @@ export function awaitingJson(a: Awaiting): string {
     ];
     return items.length === 1 ? items[0] : { [COMBINATORS[f.combinatorType ?? 0] ?? 'FirstCompleted']: items };
   };
-  const future = (a.future as Future | undefined) ?? { waitingCompletions: a.completions, waitingSignals: a.signals, waitingNamedSignals: a.namedSignals };
+  const future = (a.future as Future | undefined) ?? {
+    waitingCompletions: a.completions,
+    waitingSignals: a.signals,
+    waitingNamedSignals: a.namedSignals,
+  };
   return JSON.stringify(tree(future));
 }
 
@@ -201,7 +221,12 @@ export function invocationStatusRow(inv: LoadedInvocation, facts: InvocationFact
 
 export function invocationStateRow(inv: LoadedInvocation, facts: InvocationFacts): Row | undefined {
   if (!IN_INVOKER.has(inv.value)) return undefined;
-  return { partition_key: inv.partitionKey, id: inv.id, in_flight: inv.value === 'running', ...invokerColumns(inv, facts) };
+  return {
+    partition_key: inv.partitionKey,
+    id: inv.id,
+    in_flight: inv.value === 'running',
+    ...invokerColumns(inv, facts),
+  };
 }
 
 /** The invocation holding each key's exclusive lock (sys_keyed_service_status). */

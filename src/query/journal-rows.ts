@@ -7,7 +7,14 @@
  * `completed` stays NULL, and so do `invoked_id` / `invoked_target`, which Restate fills for
  * version-1 journals only: the CLI reads a call's target and callee from `entry_json` (§4).
  */
-import { codecFor, isCommand, isNotification, MessageType, messageName, type Notification } from '../protocol/messages.js';
+import {
+  codecFor,
+  isCommand,
+  isNotification,
+  MessageType,
+  messageName,
+  type Notification,
+} from '../protocol/messages.js';
 import type { JournalEntry } from '../store/types.js';
 import type { Row } from './result.js';
 
@@ -45,7 +52,8 @@ function plain(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(plain);
   if (value !== null && typeof value === 'object') {
     const out: Json = {};
-    for (const [k, v] of Object.entries(value as Json)) if (v !== undefined) out[k === 'resultCompletionId' ? 'completion_id' : snake(k)] = plain(v);
+    for (const [k, v] of Object.entries(value as Json))
+      if (v !== undefined) out[k === 'resultCompletionId' ? 'completion_id' : snake(k)] = plain(v);
     return out;
   }
   return value;
@@ -57,7 +65,8 @@ function result(m: Json): { full?: unknown; lite?: string } {
   if (m.failure !== undefined) return { full: { Failure: plain(m.failure) }, lite: 'Failure' };
   if (m.void === true) return { full: 'Void', lite: 'Void' };
   if (typeof m.invocationId === 'string') return { full: { InvocationId: m.invocationId }, lite: 'InvocationId' };
-  if (Array.isArray(m.stateKeys)) return { full: { StateKeys: (m.stateKeys as Uint8Array[]).map(bytes) }, lite: 'StateKeys' };
+  if (Array.isArray(m.stateKeys))
+    return { full: { StateKeys: (m.stateKeys as Uint8Array[]).map(bytes) }, lite: 'StateKeys' };
   return {};
 }
 
@@ -72,7 +81,10 @@ function commandJson(kind: string, m: Json): { full: Json; lite: Json } {
   const r = withResult ? result(m) : {};
   const full: Json = {};
   if (kind === 'Input') {
-    full.headers = ((headers as Array<{ key: string; value: string }>) ?? []).map((h) => ({ name: h.key, value: h.value }));
+    full.headers = ((headers as Array<{ key: string; value: string }>) ?? []).map((h) => ({
+      name: h.key,
+      value: h.value,
+    }));
     full.payload = m.value instanceof Uint8Array ? bytes(m.value) : [];
   } else {
     Object.assign(full, plain(rest));
@@ -86,7 +98,8 @@ function commandJson(kind: string, m: Json): { full: Json; lite: Json } {
     for (const [k, v] of Object.entries(rest)) {
       if (v instanceof Uint8Array && k !== 'key') continue;
       if (k === 'parameter' || k === 'stateMap') continue;
-      lite[k === 'resultCompletionId' ? 'completion_id' : snake(k)] = v instanceof Uint8Array ? utf8.decode(v) : plain(v);
+      lite[k === 'resultCompletionId' ? 'completion_id' : snake(k)] =
+        v instanceof Uint8Array ? utf8.decode(v) : plain(v);
     }
     if (r.lite !== undefined) lite.result = r.lite;
     if (typeof name === 'string' && name !== '') lite.name = name;
@@ -97,7 +110,11 @@ function commandJson(kind: string, m: Json): { full: Json; lite: Json } {
 function notificationJson(kind: string, n: Notification): { full: Json; lite: Json } {
   const r = result(n as unknown as Json);
   const id =
-    n.completionId !== undefined ? { CompletionId: n.completionId } : n.signalId !== undefined ? { SignalIndex: n.signalId } : { SignalName: n.signalName ?? '' };
+    n.completionId !== undefined
+      ? { CompletionId: n.completionId }
+      : n.signalId !== undefined
+        ? { SignalIndex: n.signalId }
+        : { SignalName: n.signalName ?? '' };
   if (kind === 'Signal') {
     const signalId = n.signalId !== undefined ? { Index: n.signalId } : { Name: n.signalName ?? '' };
     return {
@@ -106,7 +123,8 @@ function notificationJson(kind: string, n: Notification): { full: Json; lite: Js
     };
   }
   // A call's invocation id is a field of its own in Restate's form, not a result.
-  const outcome = kind === 'CallInvocationId' ? { invocation_id: n.invocationId } : r.full !== undefined ? { result: r.full } : {};
+  const outcome =
+    kind === 'CallInvocationId' ? { invocation_id: n.invocationId } : r.full !== undefined ? { result: r.full } : {};
   const body = { completion_id: n.completionId, ...outcome };
   return {
     full: { Notification: { Completion: { [kind]: body } } },
@@ -119,7 +137,12 @@ function calleeIds(decoded: Array<Json | undefined>, entries: JournalEntry[]): M
   const out = new Map<number, string>();
   entries.forEach((e, i) => {
     const n = decoded[i];
-    if (e.type === MessageType.CallInvocationIdCompletionNotification && n && typeof n.completionId === 'number' && typeof n.invocationId === 'string') {
+    if (
+      e.type === MessageType.CallInvocationIdCompletionNotification &&
+      n &&
+      typeof n.completionId === 'number' &&
+      typeof n.invocationId === 'string'
+    ) {
       out.set(n.completionId, n.invocationId);
     }
   });
@@ -128,7 +151,13 @@ function calleeIds(decoded: Array<Json | undefined>, entries: JournalEntry[]): M
 
 const duration = (ms: number) => ({ secs: Math.floor(ms / 1000), nanos: (ms % 1000) * 1_000_000 });
 const NO_SPAN = {
-  span_context: { trace_id: new Array(16).fill(0), span_id: new Array(8).fill(0), trace_flags: 0, is_remote: false, trace_state: '' },
+  span_context: {
+    trace_id: new Array(16).fill(0),
+    span_id: new Array(8).fill(0),
+    trace_flags: 0,
+    is_remote: false,
+    trace_state: '',
+  },
   cause: null,
 };
 
@@ -138,7 +167,9 @@ function invocationTarget(m: Json, callee: CalleeInfo | undefined): Json {
   const handler = String(m.handlerName);
   const ty = callee?.serviceTy ?? (m.key === '' || m.key === undefined ? 'Service' : 'VirtualObject');
   if (ty === 'Service') return { Service: { name, handler, scope: null } };
-  return { [ty]: { name, key: String(m.key ?? ''), handler, handler_ty: callee?.handlerTy ?? 'Exclusive', scope: null } };
+  return {
+    [ty]: { name, key: String(m.key ?? ''), handler, handler_ty: callee?.handlerTy ?? 'Exclusive', scope: null },
+  };
 }
 
 /**
@@ -160,16 +191,43 @@ function callJson(e: JournalEntry, m: Json, calleeId: string | undefined, lookup
   };
   const name = String(m.name ?? '');
   if (e.type === MessageType.CallCommand) {
-    return { Command: { Call: { request, invocation_id_completion_id: m.invocationIdNotificationIdx, result_completion_id: m.resultCompletionId, name } } };
+    return {
+      Command: {
+        Call: {
+          request,
+          invocation_id_completion_id: m.invocationIdNotificationIdx,
+          result_completion_id: m.resultCompletionId,
+          name,
+        },
+      },
+    };
   }
-  return { Command: { OneWayCall: { request, invoke_time: Number(m.invokeTime ?? 0), invocation_id_completion_id: m.invocationIdNotificationIdx, name } } };
+  return {
+    Command: {
+      OneWayCall: {
+        request,
+        invoke_time: Number(m.invokeTime ?? 0),
+        invocation_id_completion_id: m.invocationIdNotificationIdx,
+        name,
+      },
+    },
+  };
 }
 
 /** Restate's serde form of a SendSignal command: `signal_id` is `{"Index":1}` or `{"Name":"x"}`. */
 function sendSignalJson(m: Json): Json {
   const r = result(m).full ?? 'Void';
   const signalId = typeof m.idx === 'number' ? { Index: m.idx } : { Name: String(m.name ?? '') };
-  return { Command: { SendSignal: { target_invocation_id: m.targetInvocationId, signal_id: signalId, result: r, name: String(m.entryName ?? '') } } };
+  return {
+    Command: {
+      SendSignal: {
+        target_invocation_id: m.targetInvocationId,
+        signal_id: signalId,
+        result: r,
+        name: String(m.entryName ?? ''),
+      },
+    },
+  };
 }
 
 export function journalRows(partitionKey: bigint, id: string, entries: JournalEntry[], lookup: CalleeLookup): Row[] {
@@ -199,10 +257,18 @@ export function journalRows(partitionKey: bigint, id: string, entries: JournalEn
     // SendSignal's `name` is the signal's; its entry name is `entryName` (messages.ts).
     if (command) row.name = String((e.type === MessageType.SendSignalCommand ? m.entryName : m.name) ?? '');
     if (e.type === MessageType.SleepCommand) row.sleep_wakeup_at = Number(m.wakeUpTime);
-    if (e.type === MessageType.GetPromiseCommand || e.type === MessageType.PeekPromiseCommand || e.type === MessageType.CompletePromiseCommand) {
+    if (
+      e.type === MessageType.GetPromiseCommand ||
+      e.type === MessageType.PeekPromiseCommand ||
+      e.type === MessageType.CompletePromiseCommand
+    ) {
       row.promise_name = m.key;
     }
-    const json = command ? commandJson(kind, m) : isNotification(e.type) ? notificationJson(kind, m as Notification) : undefined;
+    const json = command
+      ? commandJson(kind, m)
+      : isNotification(e.type)
+        ? notificationJson(kind, m as Notification)
+        : undefined;
     if (json) {
       row.entry_json = JSON.stringify(json.full);
       row.entry_lite_json = JSON.stringify(json.lite);

@@ -9,7 +9,6 @@ import { Readable } from 'node:stream';
 import type { ResultSet, ValueType } from './result.js';
 import { rfc3339Auto } from '../timestamps.js';
 
-
 /** chrono's ISO 8601 display of a duration: seconds only, trailing zeros of the fraction trimmed. */
 export function formatDuration(ms: number): string {
   if (ms === 0) return 'P0D';
@@ -67,7 +66,12 @@ export function resultRows(result: ResultSet): Array<Record<string, unknown>> {
       const v = col.values[r];
       if (v === null || v === undefined) continue;
       const value = jsonValue(col.type, v);
-      row[col.name] = typeof value !== 'bigint' ? value : value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(value) : String(value);
+      row[col.name] =
+        typeof value !== 'bigint'
+          ? value
+          : value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER)
+            ? Number(value)
+            : String(value);
     }
     rows.push(row);
   }

@@ -70,7 +70,10 @@ export class ResultBudget {
 }
 
 const tooLarge = (what: string): QueryError =>
-  new QueryError(400, `Datafusion error: Resources exhausted: the query result has ${what}; add a LIMIT or select fewer rows or columns`);
+  new QueryError(
+    400,
+    `Datafusion error: Resources exhausted: the query result has ${what}; add a LIMIT or select fewer rows or columns`,
+  );
 
 /** At most `size` holders at once; the others wait in arrival order, each up to its own deadline. */
 export class Turns {

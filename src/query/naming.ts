@@ -30,7 +30,17 @@ const COMPARISONS: Record<string, string> = {
   COMPARE_GREATERTHANOREQUALTO: '>=',
 };
 
-const INTEGER_TYPES = new Set(['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER', 'UBIGINT']);
+const INTEGER_TYPES = new Set([
+  'TINYINT',
+  'SMALLINT',
+  'INTEGER',
+  'BIGINT',
+  'HUGEINT',
+  'UTINYINT',
+  'USMALLINT',
+  'UINTEGER',
+  'UBIGINT',
+]);
 
 /** DataFusion's `ScalarValue` display of a literal. */
 function literal(n: Node): string | undefined {
@@ -107,7 +117,12 @@ function nullable(n: Node, relations: Relation[]): boolean {
     case 'COLUMN_REF': {
       const names = Array.isArray(n.column_names) ? n.column_names.map((s) => String(s).toLowerCase()) : [];
       const column = names[names.length - 1];
-      const rel = names.length === 2 ? relations.find((r) => r.qualifier === names[0]) : relations.length === 1 ? relations[0] : undefined;
+      const rel =
+        names.length === 2
+          ? relations.find((r) => r.qualifier === names[0])
+          : relations.length === 1
+            ? relations[0]
+            : undefined;
       const def = rel?.table?.columns.find((c) => c.name === column);
       return def?.nullable ?? true;
     }
@@ -138,7 +153,8 @@ export function applyHints<T extends { name: string; nullable: boolean }>(
 ): T[] {
   if (!hints) return columns;
   const stars = hints.filter((h) => h.star).length;
-  if (stars > 1 || (stars === 0 && hints.length !== columns.length) || columns.length < hints.length - stars) return columns;
+  if (stars > 1 || (stars === 0 && hints.length !== columns.length) || columns.length < hints.length - stars)
+    return columns;
   const starAt = hints.findIndex((h) => h.star);
   const after = starAt < 0 ? 0 : hints.length - starAt - 1;
   return columns.map((col, i) => {

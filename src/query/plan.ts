@@ -123,7 +123,11 @@ function classify(ref: Node, ctes: Set<string>): TableKind {
 }
 
 /** The relations a FROM clause brings into scope, with the base-table nodes they came from. */
-function relationsOf(from: unknown, ctes: Set<string>, out: Array<Relation & { node?: Node }> = []): Array<Relation & { node?: Node }> {
+function relationsOf(
+  from: unknown,
+  ctes: Set<string>,
+  out: Array<Relation & { node?: Node }> = [],
+): Array<Relation & { node?: Node }> {
   if (!isNode(from)) return out;
   if (from.type === 'JOIN') {
     relationsOf(from.left, ctes, out);
@@ -153,9 +157,13 @@ function stringConstant(n: unknown): string | undefined {
 
 /** `col = 'v'`, `'v' = col` or `col IN ('a', 'b')`: the column reference and its values. */
 function pinOf(c: Node): { ref: string[]; values: string[] } | undefined {
-  const refOf = (n: unknown) => (isNode(n) && n.class === 'COLUMN_REF' && Array.isArray(n.column_names) ? n.column_names.map(lower) : undefined);
+  const refOf = (n: unknown) =>
+    isNode(n) && n.class === 'COLUMN_REF' && Array.isArray(n.column_names) ? n.column_names.map(lower) : undefined;
   if (c.type === 'COMPARE_EQUAL') {
-    for (const [a, b] of [[c.left, c.right], [c.right, c.left]]) {
+    for (const [a, b] of [
+      [c.left, c.right],
+      [c.right, c.left],
+    ]) {
       const ref = refOf(a);
       const value = stringConstant(b);
       if (ref && value !== undefined) return { ref, values: [value] };
@@ -236,7 +244,8 @@ function aggregateFirstLast(ast: Node): boolean {
 export function planQuery(ast: Node): QueryPlan {
   const ctes = new Set<string>();
   walk(ast, (n) => {
-    if (isNode(n.cte_map) && Array.isArray(n.cte_map.map)) for (const e of n.cte_map.map) if (isNode(e)) ctes.add(lower(e.key));
+    if (isNode(n.cte_map) && Array.isArray(n.cte_map.map))
+      for (const e of n.cte_map.map) if (isNode(e)) ctes.add(lower(e.key));
   });
 
   const pinsOf = new Map<Node, Pins>();
@@ -251,7 +260,8 @@ export function planQuery(ast: Node): QueryPlan {
   if (aggregateFirstLast(ast)) rewritten = true;
   let star = starReachesResult(ast);
   walk(ast, (n) => {
-    if (n.class === 'COLUMN_REF' && Array.isArray(n.column_names)) columnsUsed.add(lower(n.column_names[n.column_names.length - 1]));
+    if (n.class === 'COLUMN_REF' && Array.isArray(n.column_names))
+      columnsUsed.add(lower(n.column_names[n.column_names.length - 1]));
     if (n.type !== 'BASE_TABLE') return;
     const kind = classify(n, ctes);
     if (kind.kind === 'unknown') unknownTable ??= kind.name;
@@ -274,14 +284,20 @@ export function planQuery(ast: Node): QueryPlan {
 
   const top = Array.isArray(ast.statements) && isNode(ast.statements[0]) ? ast.statements[0].node : undefined;
   const topSelect = isNode(top) && top.type === 'SELECT_NODE' ? top : undefined;
-  const relations = topSelect ? relationsOf(topSelect.from_table, ctes).map(({ qualifier, table }) => ({ qualifier, ...(table ? { table } : {}) })) : [];
+  const relations = topSelect
+    ? relationsOf(topSelect.from_table, ctes).map(({ qualifier, table }) => ({
+        qualifier,
+        ...(table ? { table } : {}),
+      }))
+    : [];
   return {
     scans,
     ...(unknownTable !== undefined ? { unknownTable } : {}),
     rewritten,
     ast,
     usesColumn: (name) => star || columnsUsed.has(name),
-    output: topSelect && Array.isArray(topSelect.select_list) ? outputHints(topSelect.select_list, relations) : undefined,
+    output:
+      topSelect && Array.isArray(topSelect.select_list) ? outputHints(topSelect.select_list, relations) : undefined,
     relations,
   };
 }

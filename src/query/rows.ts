@@ -149,10 +149,19 @@ class StoreReader {
 }
 
 /** The facts about one invocation that live outside its snapshot, read only when used. */
-async function factsOf(inv: LoadedInvocation, reader: StoreReader, deps: QuerySources, plan: QueryPlan): Promise<InvocationFacts> {
+async function factsOf(
+  inv: LoadedInvocation,
+  reader: StoreReader,
+  deps: QuerySources,
+  plan: QueryPlan,
+): Promise<InvocationFacts> {
   const c = inv.context;
   const facts: InvocationFacts = {};
-  const failureEntry = ['last_failure_related_entry_index', 'last_failure_related_entry_name', 'last_failure_related_entry_type'];
+  const failureEntry = [
+    'last_failure_related_entry_index',
+    'last_failure_related_entry_name',
+    'last_failure_related_entry_type',
+  ];
   if (
     plan.usesColumn('journal_size') ||
     plan.usesColumn('journal_commands_size') ||
@@ -160,7 +169,10 @@ async function factsOf(inv: LoadedInvocation, reader: StoreReader, deps: QuerySo
   ) {
     facts.journal = await reader.journal(inv);
   }
-  if (c.deploymentId !== undefined && (plan.usesColumn('pinned_deployment_id') || plan.usesColumn('pinned_service_protocol_version'))) {
+  if (
+    c.deploymentId !== undefined &&
+    (plan.usesColumn('pinned_deployment_id') || plan.usesColumn('pinned_service_protocol_version'))
+  ) {
     facts.journalLength = facts.journal?.length ?? (await deps.store.journalLength(inv.partition, inv.id));
   }
   if (c.caller && !c.parent && (plan.usesColumn('invoked_by_service_name') || plan.usesColumn('invoked_by_target'))) {
@@ -184,11 +196,17 @@ async function factsOf(inv: LoadedInvocation, reader: StoreReader, deps: QuerySo
  * taken straight from a query that pins both `service_name` and `service_key`. This is the one
  * place to change once state gets its own listing.
  */
-async function stateOwners(reader: StoreReader, scan: TableScan, config: Config): Promise<Array<{ partition: number; service: string; key: string }>> {
+async function stateOwners(
+  reader: StoreReader,
+  scan: TableScan,
+  config: Config,
+): Promise<Array<{ partition: number; service: string; key: string }>> {
   const services = pinnedValues(scan, 'service_name');
   const keys = pinnedValues(scan, 'service_key');
   if (services && keys) {
-    return [...services].flatMap((service) => [...keys].map((key) => ({ partition: partitionOfTarget({ key }, config.partitions), service, key })));
+    return [...services].flatMap((service) =>
+      [...keys].map((key) => ({ partition: partitionOfTarget({ key }, config.partitions), service, key })),
+    );
   }
   const owners = new Map<string, { partition: number; service: string; key: string }>();
   const add = (partition: number, service: string, key: string) => {
@@ -273,7 +291,11 @@ function calleeLookup(registry: Registry): CalleeLookup {
 /** A row source over the store and registry, for one query. */
 export function storeRowSource(deps: QuerySources): RowSource {
   const reader = new StoreReader(deps);
-  const withFacts = async <T>(scan: TableScan, plan: QueryPlan, build: (inv: LoadedInvocation, facts: InvocationFacts) => T): Promise<T[]> => {
+  const withFacts = async <T>(
+    scan: TableScan,
+    plan: QueryPlan,
+    build: (inv: LoadedInvocation, facts: InvocationFacts) => T,
+  ): Promise<T[]> => {
     const invocations = await reader.invocations(pinnedValues(scan, 'id'));
     return Promise.all(invocations.map(async (inv) => build(inv, await factsOf(inv, reader, deps, plan))));
   };
@@ -288,7 +310,9 @@ export function storeRowSource(deps: QuerySources): RowSource {
       case 'sys_journal': {
         const invocations = await reader.invocations(pinnedValues(scan, 'id'));
         const lookup = calleeLookup(deps.registry);
-        const rows = await Promise.all(invocations.map(async (inv) => journalRows(inv.partitionKey, inv.id, await reader.journal(inv), lookup)));
+        const rows = await Promise.all(
+          invocations.map(async (inv) => journalRows(inv.partitionKey, inv.id, await reader.journal(inv), lookup)),
+        );
         return rows.flat();
       }
       case 'sys_keyed_service_status':
@@ -321,7 +345,9 @@ export function storeRowSource(deps: QuerySources): RowSource {
           }));
       case 'sys_invocation_transitions': {
         const invocations = await reader.invocations(pinnedValues(scan, 'id'));
-        const rows = await Promise.all(invocations.map(async (inv) => transitionRows(inv.id, await deps.store.readHistory(inv.partition, inv.id))));
+        const rows = await Promise.all(
+          invocations.map(async (inv) => transitionRows(inv.id, await deps.store.readHistory(inv.partition, inv.id))),
+        );
         return rows.flat();
       }
       case 'sys_journal_events':
@@ -330,7 +356,9 @@ export function storeRowSource(deps: QuerySources): RowSource {
         return promiseRows(deps);
       case 'sys_vqueue_meta': {
         const limiters = await limiterContexts(deps.store, deps.config.partitions);
-        const holders = await reader.invocations(new Set(limiters.flatMap((l) => l.running.map((s) => s.invocationId))));
+        const holders = await reader.invocations(
+          new Set(limiters.flatMap((l) => l.running.map((s) => s.invocationId))),
+        );
         const statuses = new Map(holders.map((inv) => [inv.id, statusOf(inv.value)]));
         return vqueueMetaRows(limiters, (id) => statuses.get(id));
       }
@@ -360,8 +388,18 @@ async function partitionRows(deps: QuerySources): Promise<Row[]> {
   const { partitions } = deps.config;
   const leases =
     (await deps.store.coordination?.leases(partitions)) ??
-    Array.from({ length: partitions }, (_, partition) => ({ partition, nodeId: deps.nodeId, epoch: 0, expiresAt: undefined }));
-  return leases.map((l) => ({ partition_id: l.partition, node_id: l.nodeId ?? null, epoch: BigInt(l.epoch), lease_expires_at: l.expiresAt ?? null }));
+    Array.from({ length: partitions }, (_, partition) => ({
+      partition,
+      nodeId: deps.nodeId,
+      epoch: 0,
+      expiresAt: undefined,
+    }));
+  return leases.map((l) => ({
+    partition_id: l.partition,
+    node_id: l.nodeId ?? null,
+    epoch: BigInt(l.epoch),
+    lease_expires_at: l.expiresAt ?? null,
+  }));
 }
 
 function transitionRows(id: string, history: HistoryEntry[]): Row[] {
@@ -397,7 +435,12 @@ function transientErrorJson(f: HistoryFailure) {
 function journalEventRows(inv: LoadedInvocation): Array<Record<string, unknown>> {
   const f = inv.context.lastFailure;
   if (!f) return [];
-  const base = { partition_key: inv.partitionKey, id: inv.id, after_journal_entry_index: f.relatedCommandIndex ?? null, appended_at: f.at };
+  const base = {
+    partition_key: inv.partitionKey,
+    id: inv.id,
+    after_journal_entry_index: f.relatedCommandIndex ?? null,
+    appended_at: f.at,
+  };
   const rows: Array<Record<string, unknown>> = [
     {
       ...base,
@@ -405,7 +448,8 @@ function journalEventRows(inv: LoadedInvocation): Array<Record<string, unknown>>
       event_json: JSON.stringify({ ty: 'TransientError', ...transientErrorJson(f) }),
     },
   ];
-  if (inv.value === 'paused') rows.push({ ...base, event_type: 'Paused', event_json: JSON.stringify({ ty: 'Paused' }) });
+  if (inv.value === 'paused')
+    rows.push({ ...base, event_type: 'Paused', event_json: JSON.stringify({ ty: 'Paused' }) });
   return rows;
 }
 
@@ -427,7 +471,8 @@ async function promiseRows(deps: QuerySources): Promise<Array<Record<string, unk
         completed: rec?.result !== undefined,
         completion_success_value: value ?? null,
         completion_success_value_utf8: value ? value.toString('utf8') : null,
-        completion_failure: rec?.result && 'failure' in rec.result ? `[${rec.result.failure.code}] ${rec.result.failure.message}` : null,
+        completion_failure:
+          rec?.result && 'failure' in rec.result ? `[${rec.result.failure.code}] ${rec.result.failure.message}` : null,
       });
     }
   }

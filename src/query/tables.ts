@@ -48,8 +48,10 @@ function columns(spec: string): ColumnDef[] {
 
 // Transcribed from ref-transcripts/sql-tables-columns.txt, in the reference's column order.
 const PUBLIC_SPECS: Record<string, string> = {
-  state: 'partition_key:u64 scope:utf8 service_name:utf8 service_key:utf8 key:utf8 key_length:u64 value_utf8:utf8 value:bin value_length:u64',
-  sys_deployment: 'id:utf8 ty:utf8 endpoint:utf8 created_at:ts min_service_protocol_version:u32 max_service_protocol_version:u32 services:list_utf8',
+  state:
+    'partition_key:u64 scope:utf8 service_name:utf8 service_key:utf8 key:utf8 key_length:u64 value_utf8:utf8 value:bin value_length:u64',
+  sys_deployment:
+    'id:utf8 ty:utf8 endpoint:utf8 created_at:ts min_service_protocol_version:u32 max_service_protocol_version:u32 services:list_utf8',
   sys_inbox: 'partition_key:u64 service_name:utf8 service_key:utf8 id:utf8 sequence_number:u64 created_at:ts',
   sys_invocation:
     'id:utf8 vqueue_id:utf8 target:utf8 target_service_name:utf8 target_service_key:utf8 target_handler_name:utf8 ' +
@@ -81,7 +83,8 @@ const PUBLIC_SPECS: Record<string, string> = {
   sys_journal:
     'partition_key:u64 id:utf8 index:u32 entry_type:utf8 name:utf8 completed:bool invoked_id:utf8 invoked_target:utf8 ' +
     'sleep_wakeup_at:ts promise_name:utf8 raw:bin raw_length:u64 version:u32 entry_json:utf8 entry_lite_json:utf8 appended_at:ts',
-  sys_journal_events: 'partition_key:u64 id:utf8 after_journal_entry_index:u32 appended_at:ts event_type:utf8 event_json:utf8',
+  sys_journal_events:
+    'partition_key:u64 id:utf8 after_journal_entry_index:u32 appended_at:ts event_type:utf8 event_json:utf8',
   sys_keyed_service_status: 'partition_key:u64 service_name:utf8 service_key:utf8 invocation_id:utf8',
   sys_locks: 'partition_key:u64 scope:utf8 lock_name:utf8 acquired_at:ts acquired_by:utf8',
   sys_promise:
@@ -143,7 +146,8 @@ const REDSTATE_SPECS: Record<string, string> = {
     'id:utf8 target:utf8 target_service_name:utf8 target_service_key:utf8 target_handler_name:utf8 spec:utf8 timezone:utf8 ' +
     'overlap:utf8 catch_up:utf8 paused:bool next_fire_at:ts last_fire_at:ts last_invocation_id:utf8 fires:u64 created_at:ts',
   sys_state_expiry: 'partition_key:u64 scope:utf8 service_name:utf8 service_key:utf8 expires_at:ts state_ttl:dur',
-  sys_invocation_transitions: 'id:utf8 index:u64 from_state:utf8 event:utf8 to_state:utf8 at:ts attempt:u64 failure_json:utf8',
+  sys_invocation_transitions:
+    'id:utf8 index:u64 from_state:utf8 event:utf8 to_state:utf8 at:ts attempt:u64 failure_json:utf8',
   sys_partitions: 'partition_id:u32! node_id:utf8 epoch:u64! lease_expires_at:ts',
   sys_subscription_progress:
     'id:utf8 source:utf8 sink:utf8 status:utf8 delivered:u64 in_flight:u64 lag:u64 messages_per_second:u64 ' +
@@ -175,7 +179,11 @@ const INFORMATION_SCHEMA_SPECS: Record<string, string> = {
 };
 
 const define = (schema: TableDef['schema'], specs: Record<string, string>): TableDef[] =>
-  Object.entries(specs).map(([name, spec]) => ({ name, schema, columns: columns(REDSTATE_COLUMNS[name] ? `${spec} ${REDSTATE_COLUMNS[name]}` : spec) }));
+  Object.entries(specs).map(([name, spec]) => ({
+    name,
+    schema,
+    columns: columns(REDSTATE_COLUMNS[name] ? `${spec} ${REDSTATE_COLUMNS[name]}` : spec),
+  }));
 
 /** The data tables, by name (`SHOW TABLES` order: alphabetical). */
 export const PUBLIC_TABLES: ReadonlyMap<string, TableDef> = new Map(

@@ -75,7 +75,9 @@ function parseFriendly(input: string): number {
           'expected duration to start with a unit value (a decimal integer) after an optional sign, but no integer was found',
         );
       }
-      throw friendlyError(`expected to find a unit value (a decimal integer), but found input beginning with "${rest}" instead`);
+      throw friendlyError(
+        `expected to find a unit value (a decimal integer), but found input beginning with "${rest}" instead`,
+      );
     }
     if (sawFraction) throw friendlyError('a fractional unit value must be the last unit of the duration');
     rest = rest.slice(value[0].length).trimStart();
@@ -83,9 +85,12 @@ function parseFriendly(input: string): number {
     const unit = designator === undefined ? undefined : designators[designator.toLowerCase()];
     if (unit === undefined) {
       const found = rest === '' ? 'the end of input' : `input beginning with "${rest}"`;
-      throw friendlyError(`expected to find unit designator suffix (e.g., 'years' or 'secs'), but found ${found} instead`);
+      throw friendlyError(
+        `expected to find unit designator suffix (e.g., 'years' or 'secs'), but found ${found} instead`,
+      );
     }
-    if (unit === 'calendar') throw friendlyError(`calendar unit '${designator}' has no fixed length and cannot be used here`);
+    if (unit === 'calendar')
+      throw friendlyError(`calendar unit '${designator}' has no fixed length and cannot be used here`);
     if (value[2] !== undefined) {
       if (unit === 'week' || unit === 'day') throw friendlyError(`fractional ${unit}s are not allowed`);
       sawFraction = true;
@@ -95,24 +100,36 @@ function parseFriendly(input: string): number {
     rest = rest.slice(designator!.length).replace(/^[\s,]+/, '');
   }
   if (units === 0) {
-    throw friendlyError('expected duration to start with a unit value (a decimal integer) after an optional sign, but no integer was found');
+    throw friendlyError(
+      'expected duration to start with a unit value (a decimal integer) after an optional sign, but no integer was found',
+    );
   }
   if (negative && total > 0) throw friendlyError('negative durations are not supported');
   return total;
 }
 
 function parseIso(input: string): number {
-  const m = /^([+-]?)P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+(?:[.,]\d+)?)H)?(?:(\d+(?:[.,]\d+)?)M)?(?:(\d+(?:[.,]\d+)?)S)?)?$/i.exec(input);
+  const m =
+    /^([+-]?)P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+(?:[.,]\d+)?)H)?(?:(\d+(?:[.,]\d+)?)M)?(?:(\d+(?:[.,]\d+)?)S)?)?$/i.exec(
+      input,
+    );
   const fail = () => new DurationParseError(`failed to parse "${input}" as an ISO 8601 duration`);
   if (!m || input.toUpperCase().endsWith('T') || /^[+-]?P$/i.test(input)) throw fail();
   const [, sign, years, months, weeks, days, hours, minutes, seconds] = m;
-  if (years || months) throw new DurationParseError(`ISO 8601 duration "${input}" uses calendar units (years or months), which have no fixed length`);
+  if (years || months)
+    throw new DurationParseError(
+      `ISO 8601 duration "${input}" uses calendar units (years or months), which have no fixed length`,
+    );
   const num = (s: string | undefined) => (s === undefined ? 0 : Number(s.replace(',', '.')));
   // ISO 8601 allows a fraction only on the smallest unit written.
   const parts = [hours, minutes, seconds].filter((p) => p !== undefined);
   if (parts.slice(0, -1).some((p) => /[.,]/.test(p!))) throw fail();
   const total =
-    num(weeks) * MS.week + num(days) * MS.day + num(hours) * MS.hour + num(minutes) * MS.minute + num(seconds) * MS.second;
+    num(weeks) * MS.week +
+    num(days) * MS.day +
+    num(hours) * MS.hour +
+    num(minutes) * MS.minute +
+    num(seconds) * MS.second;
   if (sign === '-' && total > 0) throw new DurationParseError('negative durations are not supported');
   return total;
 }

@@ -66,15 +66,23 @@ export function extrasFromDoc(doc: Partial<RegistryExtras>): RegistryExtras {
 
 function checkBootstrap(name: string, properties: Record<string, string>): void {
   if (!('bootstrap.servers' in properties) && !('metadata.broker.list' in properties)) {
-    throw new InvalidRequest(`kafka cluster '${name}' properties must contain either 'bootstrap.servers' or 'metadata.broker.list'`);
+    throw new InvalidRequest(
+      `kafka cluster '${name}' properties must contain either 'bootstrap.servers' or 'metadata.broker.list'`,
+    );
   }
 }
 
 const clusterNotFound = (name: string) => new NotFound(`The requested Kafka cluster '${name}' does not exist`);
 
 /** §3.7: the name is not validated (`bad_name!` is accepted). */
-export function createCluster(x: RegistryExtras, name: string, properties: Record<string, string>, now: number): KafkaCluster {
-  if (x.kafkaClusters.some((c) => c.name === name)) throw new Conflict(`kafka cluster '${name}' already exists in schema registry`);
+export function createCluster(
+  x: RegistryExtras,
+  name: string,
+  properties: Record<string, string>,
+  now: number,
+): KafkaCluster {
+  if (x.kafkaClusters.some((c) => c.name === name))
+    throw new Conflict(`kafka cluster '${name}' already exists in schema registry`);
   checkBootstrap(name, properties);
   const cluster: KafkaCluster = { name, properties, createdAt: now };
   x.kafkaClusters.push(cluster);
@@ -91,10 +99,12 @@ export function updateCluster(x: RegistryExtras, name: string, properties: Recor
 
 /** Without `force`, a cluster with subscriptions stays (409); with it, they go too. */
 export function deleteCluster(x: RegistryExtras, name: string, force: boolean): void {
-  if (!x.kafkaClusters.some((c) => c.name === name)) throw new NotFound(`not found in the schema registry: kafka cluster named '${name}'`);
+  if (!x.kafkaClusters.some((c) => c.name === name))
+    throw new NotFound(`not found in the schema registry: kafka cluster named '${name}'`);
   const orphans = x.subscriptions.filter((s) => parseSource(s.source)?.cluster === name);
   if (orphans.length > 0 && !force) {
-    throw new Conflict(`Removing the kafka cluster '${name}' leads to subscription '${orphans[0]!.id}' being orphan. Remove the subscription first, or use the 'force' flag.`,
+    throw new Conflict(
+      `Removing the kafka cluster '${name}' leads to subscription '${orphans[0]!.id}' being orphan. Remove the subscription first, or use the 'force' flag.`,
     );
   }
   x.subscriptions = x.subscriptions.filter((s) => !orphans.includes(s));
@@ -110,7 +120,10 @@ export function getCluster(x: RegistryExtras, name: string): KafkaCluster {
 // ---- subscriptions ----------------------------------------------------------------------------
 
 const invalid = (what: 'source' | 'sink', uri: string, reason: string) =>
-  new InvalidRequest(`[${MetaCode.invalidSubscription}] invalid ${what} URI '${uri}': ${reason}`, MetaCode.invalidSubscription);
+  new InvalidRequest(
+    `[${MetaCode.invalidSubscription}] invalid ${what} URI '${uri}': ${reason}`,
+    MetaCode.invalidSubscription,
+  );
 
 /** `scheme://authority/rest` pieces, or undefined without a scheme. */
 function splitUri(uri: string): { scheme: string; authority: string; path: string } | undefined {
@@ -153,7 +166,8 @@ const SOURCE_FORMS: Record<SourceScheme, string> = {
 
 export function parseSink(uri: string): { service: string; handler: string } {
   const u = splitUri(uri);
-  if (!u || u.scheme !== 'service') throw invalid('sink', uri, 'must have a scheme segment, with supported schemes: [service].');
+  if (!u || u.scheme !== 'service')
+    throw invalid('sink', uri, 'must have a scheme segment, with supported schemes: [service].');
   const handler = u.path.replace(/^\//, '');
   if (u.authority === '' || handler === '' || handler.includes('/')) {
     throw invalid('sink', uri, 'the sink URI must have the form service://<service_name>/<handler_name>.');
@@ -172,8 +186,17 @@ export function createSubscription(
   handlerExists: (service: string, handler: string) => boolean,
 ): Subscription {
   const source = parseSource(req.source);
-  if (!source) throw invalid('source', req.source, `must have a scheme segment, with supported schemes: [${SOURCE_SCHEMES.join(', ')}].`);
-  if (source.topic === '' || source.topic.includes('/') || (source.scheme !== 'redis-stream' && source.cluster === '')) {
+  if (!source)
+    throw invalid(
+      'source',
+      req.source,
+      `must have a scheme segment, with supported schemes: [${SOURCE_SCHEMES.join(', ')}].`,
+    );
+  if (
+    source.topic === '' ||
+    source.topic.includes('/') ||
+    (source.scheme !== 'redis-stream' && source.cluster === '')
+  ) {
     throw invalid('source', req.source, `the source URI must have the form ${SOURCE_FORMS[source.scheme]}.`);
   }
   if (source.cluster !== '' && !x.kafkaClusters.some((c) => c.name === source.cluster)) {
@@ -198,7 +221,8 @@ export function createSubscription(
 }
 
 export function deleteSubscription(x: RegistryExtras, id: string): void {
-  if (!x.subscriptions.some((s) => s.id === id)) throw new NotFound(`not found in the schema registry: subscription with id '${id}'`);
+  if (!x.subscriptions.some((s) => s.id === id))
+    throw new NotFound(`not found in the schema registry: subscription with id '${id}'`);
   x.subscriptions = x.subscriptions.filter((s) => s.id !== id);
 }
 
@@ -223,7 +247,8 @@ export interface RuleUpsert {
 }
 
 function preconditionFailed(pattern: string, p: Precondition, actual: LimitRule | undefined): Conflict {
-  const wanted = p.type === 'matches' ? `Matches(v${p.version})` : p.type === 'does_not_exist' ? 'DoesNotExist' : 'None';
+  const wanted =
+    p.type === 'matches' ? `Matches(v${p.version})` : p.type === 'does_not_exist' ? 'DoesNotExist' : 'None';
   const version = actual ? `Some(v${actual.version})` : 'None';
   return new Conflict(`rule precondition ${wanted} for pattern ${pattern} failed (actual version: ${version})`);
 }
@@ -238,7 +263,12 @@ function checkPrecondition(pattern: string, p: Precondition, actual: LimitRule |
  * starts at version 1; a change of its limits or `disabled` bumps the version.
  */
 export function upsertRules(x: RegistryExtras, changes: RuleUpsert[], now: number): LimitRule[] {
-  for (const c of changes) checkPrecondition(c.pattern, c.precondition, x.rules.find((r) => r.pattern === c.pattern));
+  for (const c of changes)
+    checkPrecondition(
+      c.pattern,
+      c.precondition,
+      x.rules.find((r) => r.pattern === c.pattern),
+    );
   const out: LimitRule[] = [];
   for (const c of changes) {
     const existing = x.rules.find((r) => r.pattern === c.pattern);
@@ -249,7 +279,10 @@ export function upsertRules(x: RegistryExtras, changes: RuleUpsert[], now: numbe
     if (c.description !== undefined) next.description = c.description;
     if (existing) {
       const relevant =
-        existing.concurrency !== next.concurrency || existing.rate !== next.rate || existing.backlog !== next.backlog || existing.disabled !== next.disabled;
+        existing.concurrency !== next.concurrency ||
+        existing.rate !== next.rate ||
+        existing.backlog !== next.backlog ||
+        existing.disabled !== next.disabled;
       next.version = relevant ? existing.version + 1 : existing.version;
     }
     x.rules = [...x.rules.filter((r) => r.pattern !== c.pattern), next];
@@ -259,10 +292,17 @@ export function upsertRules(x: RegistryExtras, changes: RuleUpsert[], now: numbe
 }
 
 /** POST /limits/rules/bulk-delete (§3.8): answers the patterns actually deleted. */
-export function deleteRules(x: RegistryExtras, deletes: Array<{ pattern: string; expectedVersion?: number }>): string[] {
+export function deleteRules(
+  x: RegistryExtras,
+  deletes: Array<{ pattern: string; expectedVersion?: number }>,
+): string[] {
   for (const d of deletes) {
     if (d.expectedVersion === undefined) continue;
-    checkPrecondition(d.pattern, { type: 'matches', version: d.expectedVersion }, x.rules.find((r) => r.pattern === d.pattern));
+    checkPrecondition(
+      d.pattern,
+      { type: 'matches', version: d.expectedVersion },
+      x.rules.find((r) => r.pattern === d.pattern),
+    );
   }
   const deleted: string[] = [];
   for (const d of deletes) {

@@ -3,7 +3,14 @@
  * (service-protocol.md §3 "Defaults", §15 for request-response deployments).
  */
 import type { EndpointManifest, ManifestHandler, ManifestOptions, ManifestService } from '../protocol/manifest.js';
-import { registryDefaults, type HandlerMeta, type HandlerType, type RetryPolicy, type ServiceMeta, type ServiceType } from './types.js';
+import {
+  registryDefaults,
+  type HandlerMeta,
+  type HandlerType,
+  type RetryPolicy,
+  type ServiceMeta,
+  type ServiceType,
+} from './types.js';
 
 const SERVICE_TYPES: Record<ManifestService['ty'], ServiceType> = {
   SERVICE: 'Service',
@@ -35,7 +42,8 @@ function retryOverrides(o: ManifestOptions): Partial<RetryPolicy> {
   if (o.retryPolicyExponentiationFactor !== undefined) p.exponentiationFactor = o.retryPolicyExponentiationFactor;
   if (o.retryPolicyMaxAttempts !== undefined) p.maxAttempts = o.retryPolicyMaxAttempts;
   if (o.retryPolicyMaxInterval !== undefined) p.maxInterval = o.retryPolicyMaxInterval;
-  if (o.retryPolicyOnMaxAttempts !== undefined) p.onMaxAttempts = o.retryPolicyOnMaxAttempts === 'KILL' ? 'Kill' : 'Pause';
+  if (o.retryPolicyOnMaxAttempts !== undefined)
+    p.onMaxAttempts = o.retryPolicyOnMaxAttempts === 'KILL' ? 'Kill' : 'Pause';
   return p;
 }
 
@@ -45,7 +53,10 @@ function toHandler(serviceTy: ServiceType, h: ManifestHandler): HandlerMeta {
     public: h.ingressPrivate !== true,
     // A handler that declares no input takes anything; one that declares no output answers JSON (as Restate reads them).
     input: h.input === undefined ? { required: false, contentType: '*/*' } : { required: h.input.required ?? false },
-    output: h.output === undefined ? { contentType: 'application/json', setContentTypeIfEmpty: false } : { setContentTypeIfEmpty: h.output.setContentTypeIfEmpty ?? false },
+    output:
+      h.output === undefined
+        ? { contentType: 'application/json', setContentTypeIfEmpty: false }
+        : { setContentTypeIfEmpty: h.output.setContentTypeIfEmpty ?? false },
   };
   const ty = handlerType(serviceTy, h.ty);
   if (ty !== undefined) meta.ty = ty;
@@ -59,7 +70,8 @@ function toHandler(serviceTy: ServiceType, h: ManifestHandler): HandlerMeta {
   if (h.inactivityTimeout !== undefined) meta.inactivityTimeout = h.inactivityTimeout;
   if (h.journalRetention !== undefined) meta.journalRetention = h.journalRetention;
   if (h.idempotencyRetention !== undefined) meta.idempotencyRetention = h.idempotencyRetention;
-  if (h.workflowCompletionRetention !== undefined && ty === 'Workflow') meta.workflowCompletionRetention = h.workflowCompletionRetention;
+  if (h.workflowCompletionRetention !== undefined && ty === 'Workflow')
+    meta.workflowCompletionRetention = h.workflowCompletionRetention;
   if (h.enableLazyState !== undefined) meta.enableLazyState = h.enableLazyState;
   const retry = retryOverrides(h);
   if (Object.keys(retry).length > 0) meta.retryPolicy = retry;
@@ -88,7 +100,8 @@ export function servicesFromManifest(manifest: EndpointManifest, ctx: BuildConte
       journalRetention: s.journalRetention ?? registryDefaults.retention,
       // §15: the server cannot ask a request-response endpoint to suspend mid-stream.
       inactivityTimeout:
-        s.inactivityTimeout ?? (requestResponse ? registryDefaults.requestResponseInactivityTimeout : registryDefaults.inactivityTimeout),
+        s.inactivityTimeout ??
+        (requestResponse ? registryDefaults.requestResponseInactivityTimeout : registryDefaults.inactivityTimeout),
       abortTimeout: s.abortTimeout ?? registryDefaults.abortTimeout,
       enableLazyState: s.enableLazyState ?? false,
       retryPolicy: { ...registryDefaults.retryPolicy, ...retryOverrides(s) },

@@ -67,8 +67,15 @@ function components() {
       key: { in: 'path', name: 'key', required: true, schema: { type: 'string' } },
     },
     responses: {
-      GenericError: errorResponse('Error response', { code: 500, message: 'Internal server error', source: 'invocation' }),
-      InvocationNotFoundError: errorResponse('Invocation not found', { message: 'invocation not found', source: 'ingress' }),
+      GenericError: errorResponse('Error response', {
+        code: 500,
+        message: 'Internal server error',
+        source: 'invocation',
+      }),
+      InvocationNotFoundError: errorResponse('Invocation not found', {
+        message: 'invocation not found',
+        source: 'ingress',
+      }),
       InvocationNotReadyError: errorResponse('Invocation still running, output is not ready yet', {
         message: 'the invocation exists but has not completed yet',
         source: 'ingress',
@@ -127,14 +134,22 @@ function rebaseRefs(value: unknown, home: string): unknown {
   if (Array.isArray(value)) return value.map((v) => rebaseRefs(v, home));
   if (typeof value !== 'object' || value === null) return value;
   return Object.fromEntries(
-    Object.entries(value).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' && v.startsWith('#') ? home + v.slice(1) : rebaseRefs(v, home)]),
+    Object.entries(value).map(([k, v]) => [
+      k,
+      k === '$ref' && typeof v === 'string' && v.startsWith('#') ? home + v.slice(1) : rebaseRefs(v, home),
+    ]),
   );
 }
 
 function okResponse(h: HandlerMeta, schemas: SchemaCollector) {
   const { contentType, jsonSchema } = h.output;
   if (contentType === undefined) return { description: 'Empty' };
-  return { content: { [contentType]: jsonSchema === undefined ? {} : { schema: schemas.add(`${h.name}Response`, jsonSchema) } }, description: '' };
+  return {
+    content: {
+      [contentType]: jsonSchema === undefined ? {} : { schema: schemas.add(`${h.name}Response`, jsonSchema) },
+    },
+    description: '',
+  };
 }
 
 /** The body a handler takes: from its content-type rule, else its JSON rule; optional when it also takes none. */
@@ -184,7 +199,11 @@ export function serviceOpenApi(service: ServiceMeta, ingressUrl: string): object
         operationId: `${h.name}Send`,
         parameters: [...keyParam, ...idemHeader, ref('parameters', 'delay')],
         ...body,
-        responses: { '200': ref('responses', 'Send'), '202': ref('responses', 'Send'), default: ref('responses', 'GenericError') },
+        responses: {
+          '200': ref('responses', 'Send'),
+          '202': ref('responses', 'Send'),
+          default: ref('responses', 'GenericError'),
+        },
         summary: h.name,
         tags: ['Send'],
         ...ext,
@@ -192,7 +211,13 @@ export function serviceOpenApi(service: ServiceMeta, ingressUrl: string): object
     };
     if (workflow && h.ty !== 'Workflow') continue;
     // The deprecated paths name the new way first, then the handler's documentation or a default text.
-    const getter = (kind: 'attach' | 'output', path: string, parameters: object[], deprecation: string, fallback: string) => {
+    const getter = (
+      kind: 'attach' | 'output',
+      path: string,
+      parameters: object[],
+      deprecation: string,
+      fallback: string,
+    ) => {
       paths[path] = {
         get: {
           deprecated: true,
@@ -213,24 +238,46 @@ export function serviceOpenApi(service: ServiceMeta, ingressUrl: string): object
     };
     if (workflow) {
       const lookup = 'Deprecated: use POST /restate/lookup with a workflow target to obtain an invocation id, then GET';
-      getter('attach', `/restate/workflow/${name}/{key}/attach`, keyParam, `${lookup} /restate/attach/{invocationId}.`,
-        `Attach to the running instance of ${name}/${h.name} workflow and wait to finish`);
-      getter('output', `/restate/workflow/${name}/{key}/output`, keyParam, `${lookup} /restate/output/{invocationId}.`,
-        `Get output of the ${name}/${h.name} workflow`);
+      getter(
+        'attach',
+        `/restate/workflow/${name}/{key}/attach`,
+        keyParam,
+        `${lookup} /restate/attach/{invocationId}.`,
+        `Attach to the running instance of ${name}/${h.name} workflow and wait to finish`,
+      );
+      getter(
+        'output',
+        `/restate/workflow/${name}/{key}/output`,
+        keyParam,
+        `${lookup} /restate/output/{invocationId}.`,
+        `Get output of the ${name}/${h.name} workflow`,
+      );
     } else {
       const base = `/restate/invocation/${name}${keySegment}/${h.name}/{idempotencyKey}`;
       const params = [...keyParam, ref('parameters', 'idempotencyKeyPath')];
-      getter('attach', `${base}/attach`, params,
+      getter(
+        'attach',
+        `${base}/attach`,
+        params,
         'Deprecated: use POST /restate/lookup with idempotency information to obtain an invocation id, then GET /restate/attach/{invocationId}.',
-        `Attach to a running instance of ${name}/${h.name} using the idempotency key and wait to finish`);
+        `Attach to a running instance of ${name}/${h.name} using the idempotency key and wait to finish`,
+      );
       // "with with" is the reference's text.
-      getter('output', `${base}/output`, params,
+      getter(
+        'output',
+        `${base}/output`,
+        params,
         'Deprecated: use POST /restate/lookup with with idempotency information to obtain an invocation id, then GET /restate/output/{invocationId}.',
-        `Get output of a running instance of ${name}/${h.name} using idempotency key`);
+        `Get output of a running instance of ${name}/${h.name} using idempotency key`,
+      );
     }
   }
 
-  const info: Record<string, unknown> = { title: name, version: String(service.revision), ...extensions(service.metadata) };
+  const info: Record<string, unknown> = {
+    title: name,
+    version: String(service.revision),
+    ...extensions(service.metadata),
+  };
   if (service.documentation !== undefined) info['description'] = service.documentation;
   const shared = components();
   return {

@@ -12,9 +12,7 @@ import type { HandlerMeta } from './types.js';
  * (`*\/*`, `text/*`, `application/json`). `json`: that, and a body (an empty one is no JSON).
  */
 export type InputRule =
-  | { kind: 'none' }
-  | { kind: 'contentType'; pattern: string }
-  | { kind: 'json'; pattern: string; schema: unknown };
+  { kind: 'none' } | { kind: 'contentType'; pattern: string } | { kind: 'json'; pattern: string; schema: unknown };
 
 /** The rules of a handler's input, in the order they are tried. */
 export function inputRules(input: HandlerMeta['input']): InputRule[] {
@@ -37,7 +35,8 @@ function failure(rule: InputRule, contentType: string | undefined, body: Uint8Ar
     return `Expected body and content-type to be empty, but wasn't with content-type '${contentType === undefined ? 'None' : `Some(${JSON.stringify(contentType)})`}'`;
   }
   if (contentType === undefined) return 'Empty content-type';
-  if (!mediaTypeMatches(rule.pattern, contentType)) return `Content-type '${contentType}' does not match '${rule.pattern}'`;
+  if (!mediaTypeMatches(rule.pattern, contentType))
+    return `Content-type '${contentType}' does not match '${rule.pattern}'`;
   if (rule.kind === 'json' && body.length === 0) return 'Empty body not allowed';
   return undefined;
 }
@@ -46,7 +45,11 @@ function failure(rule: InputRule, contentType: string | undefined, body: Uint8Ar
  * Why a request with this content-type and body may not invoke the handler (the failure of the
  * last rule tried, as the reference reports it), or undefined when one rule accepts it.
  */
-export function inputFailure(input: HandlerMeta['input'], contentType: string | undefined, body: Uint8Array): string | undefined {
+export function inputFailure(
+  input: HandlerMeta['input'],
+  contentType: string | undefined,
+  body: Uint8Array,
+): string | undefined {
   let last = 'Bad configuration of the input validation rules';
   for (const rule of inputRules(input)) {
     const why = failure(rule, contentType, body);
@@ -88,5 +91,7 @@ export function describeInput(input: HandlerMeta['input']): string {
 /** `output_description`: the schema's, else the content-type (`optional …` when set on empty output), else `none`. */
 export function describeOutput(output: HandlerMeta['output']): string {
   if (output.contentType === undefined) return 'none';
-  return schemaDescription(output.jsonSchema) ?? `${output.setContentTypeIfEmpty ? 'optional ' : ''}${output.contentType}`;
+  return (
+    schemaDescription(output.jsonSchema) ?? `${output.setContentTypeIfEmpty ? 'optional ' : ''}${output.contentType}`
+  );
 }

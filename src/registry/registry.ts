@@ -15,7 +15,14 @@ import { confirmed } from '../store/confirmed.js';
 import { newDeploymentId } from './deployment-id.js';
 import { emptyExtras, extrasFromDoc, type RegistryExtras } from './extras.js';
 import { servicesFromManifest } from './from-manifest.js';
-import { carryStateTtl, type Deployment, type EffectiveHandler, type HandlerMeta, type RetryPolicy, type ServiceMeta } from './types.js';
+import {
+  carryStateTtl,
+  type Deployment,
+  type EffectiveHandler,
+  type HandlerMeta,
+  type RetryPolicy,
+  type ServiceMeta,
+} from './types.js';
 import { normaliseUri, sameEndpoint } from './uri.js';
 import { recordHandlerLookup } from '../telemetry/metrics.js';
 
@@ -66,7 +73,8 @@ function stateTtlOf(s: ServiceMeta, h: HandlerMeta): { stateTtl?: number } {
 }
 
 function patchStateTtl(service: ServiceMeta, patch: ServicePatch): void {
-  if (service.ty === 'Service') throw new InvalidRequest(`state_ttl is for virtual objects and workflows, and '${service.name}' is a service`);
+  if (service.ty === 'Service')
+    throw new InvalidRequest(`state_ttl is for virtual objects and workflows, and '${service.name}' is a service`);
   if (patch.stateTtl === 0) delete service.stateTtl;
   else if (patch.stateTtl !== undefined) service.stateTtl = patch.stateTtl;
   for (const [name, ttl] of Object.entries(patch.handlerStateTtl ?? {})) {
@@ -111,7 +119,8 @@ export class Registry {
     const registry = new Registry(store, opts.discover ?? realDiscover, opts.outageWaitMs ?? 1);
     const doc = (await store.loadRegistry()) as Partial<RegistryDoc> | undefined;
     if (doc !== undefined && doc !== null) {
-      if (doc.version !== 1 || !Array.isArray(doc.deployments)) throw new Error('registry document has an unknown format');
+      if (doc.version !== 1 || !Array.isArray(doc.deployments))
+        throw new Error('registry document has an unknown format');
       registry.deployments = doc.deployments;
       registry.extras = extrasFromDoc(doc);
     }
@@ -128,7 +137,11 @@ export class Registry {
       const doc = (await this.store.loadRegistry()) as Partial<RegistryDoc> | undefined;
       if (doc === undefined || doc === null || doc.version !== 1 || !Array.isArray(doc.deployments)) return;
       const extras = extrasFromDoc(doc);
-      if (JSON.stringify(doc.deployments) === JSON.stringify(this.deployments) && JSON.stringify(extras) === JSON.stringify(this.extras)) return;
+      if (
+        JSON.stringify(doc.deployments) === JSON.stringify(this.deployments) &&
+        JSON.stringify(extras) === JSON.stringify(this.extras)
+      )
+        return;
       this.deployments = doc.deployments;
       this.extras = extras;
       this.reindex();
@@ -218,9 +231,10 @@ export class Registry {
       // §3.3: a dry run answers 201 with a fresh id and stores nothing; for a known URI
       // (with force) 200 and its id, which the CLI's `deployments register` looks up (§4).
       const id = existing ? existing.id : newDeploymentId();
-      const services = servicesFromManifest(found.manifest, { deploymentId: id, revisionOf: (name) => this.nextRevision(name) }).map((s) =>
-        carryStateTtl(s, this.latest.get(s.name)?.service),
-      );
+      const services = servicesFromManifest(found.manifest, {
+        deploymentId: id,
+        revisionOf: (name) => this.nextRevision(name),
+      }).map((s) => carryStateTtl(s, this.latest.get(s.name)?.service));
       if (!req.breaking && !req.force) this.checkCompatible(services);
 
       const deployment: Deployment = {
@@ -233,7 +247,8 @@ export class Registry {
         maxProtocolVersion: found.manifest.maxProtocolVersion,
         services,
       };
-      if (req.additionalHeaders && Object.keys(req.additionalHeaders).length > 0) deployment.additionalHeaders = req.additionalHeaders;
+      if (req.additionalHeaders && Object.keys(req.additionalHeaders).length > 0)
+        deployment.additionalHeaders = req.additionalHeaders;
       if (found.sdkVersion !== undefined) deployment.sdkVersion = found.sdkVersion;
 
       if (req.dryRun) return { created: existing === undefined, deployment };
@@ -293,7 +308,8 @@ export class Registry {
       if (!latest) throw new NotFound(`not found in the schema registry: service with name '${name}'`);
       const service: ServiceMeta = structuredClone(latest.service);
       if (patch.workflowCompletionRetention !== undefined) {
-        if (service.ty !== 'Workflow') throw new InvalidRequest(`modifying retention time for service type ${service.ty} is unsupported`);
+        if (service.ty !== 'Workflow')
+          throw new InvalidRequest(`modifying retention time for service type ${service.ty} is unsupported`);
         service.workflowCompletionRetention = patch.workflowCompletionRetention;
       }
       if (patch.public !== undefined) service.public = patch.public;
@@ -335,7 +351,8 @@ export class Registry {
 
   private nextRevision(name: string): number {
     let max = 0;
-    for (const d of this.deployments) for (const s of d.services) if (s.name === name && s.revision > max) max = s.revision;
+    for (const d of this.deployments)
+      for (const s of d.services) if (s.name === name && s.revision > max) max = s.revision;
     return max + 1;
   }
 
@@ -344,7 +361,8 @@ export class Registry {
     for (const s of services) {
       const previous = this.latest.get(s.name)?.service;
       if (previous && previous.ty !== s.ty) {
-        throw new Conflict(`[${MetaCode.incompatibleRevision}] detected a new service revision for '${s.name}' changing the service type from previous revision. Service type cannot be changed across revisions.`,
+        throw new Conflict(
+          `[${MetaCode.incompatibleRevision}] detected a new service revision for '${s.name}' changing the service type from previous revision. Service type cannot be changed across revisions.`,
           MetaCode.incompatibleRevision,
         );
       }

@@ -28,7 +28,9 @@ export function fireTimesOf(spec: ScheduleSpec): FireTimes {
 
 /** The fire times of a stored schedule (model/schedules.ts: `cron` with `timezone`, or `interval`). */
 export function fireTimesOfSchedule(s: { cron?: string; timezone?: string; interval?: string }): FireTimes {
-  return fireTimesOf(s.cron !== undefined ? { cron: s.cron, timezone: s.timezone ?? 'UTC' } : { interval: s.interval ?? '' });
+  return fireTimesOf(
+    s.cron !== undefined ? { cron: s.cron, timezone: s.timezone ?? 'UTC' } : { interval: s.interval ?? '' },
+  );
 }
 
 /** The next `n` fire times after `from`. */
@@ -41,9 +43,12 @@ export function nextFireTimes(times: FireTimes, from: number, n: number): number
 function cronTimes(expression: string, timezone: string): FireTimes {
   const fields = expression.trim().split(/\s+/);
   if (fields.length !== 5 && fields.length !== 6) {
-    throw new ScheduleSpecError(`a cron expression has 5 fields (minute hour day month weekday) or 6 (seconds first), not ${fields.length}: '${expression}'`);
+    throw new ScheduleSpecError(
+      `a cron expression has 5 fields (minute hour day month weekday) or 6 (seconds first), not ${fields.length}: '${expression}'`,
+    );
   }
-  if (!validZone(timezone)) throw new ScheduleSpecError(`unknown time zone '${timezone}': use an IANA name such as Europe/Berlin or UTC`);
+  if (!validZone(timezone))
+    throw new ScheduleSpecError(`unknown time zone '${timezone}': use an IANA name such as Europe/Berlin or UTC`);
   let cron: Cron;
   try {
     cron = new Cron(expression, { timezone, paused: true, mode: '5-or-6-parts' });
@@ -66,7 +71,10 @@ const INTERVAL = /^R(\d*)\/([^/]+)\/(P[^/]+)$/;
 
 function intervalTimes(text: string): FireTimes {
   const m = INTERVAL.exec(text.trim());
-  if (!m) throw new ScheduleSpecError(`an interval is R[n]/<start, RFC 3339>/<ISO 8601 duration>, e.g. R/2026-12-01T00:00:00Z/PT15M: '${text}'`);
+  if (!m)
+    throw new ScheduleSpecError(
+      `an interval is R[n]/<start, RFC 3339>/<ISO 8601 duration>, e.g. R/2026-12-01T00:00:00Z/PT15M: '${text}'`,
+    );
   const count = m[1] === '' ? undefined : Number(m[1]);
   const start = parseRfc3339(m[2]!);
   if (start === undefined) throw new ScheduleSpecError(`the interval's start is not an RFC 3339 timestamp: '${m[2]}'`);
@@ -74,7 +82,8 @@ function intervalTimes(text: string): FireTimes {
   try {
     every = parseDuration(m[3]!);
   } catch (err) {
-    if (err instanceof DurationParseError) throw new ScheduleSpecError(`the interval's duration '${m[3]}' is not a fixed duration: ${err.message}`);
+    if (err instanceof DurationParseError)
+      throw new ScheduleSpecError(`the interval's duration '${m[3]}' is not a fixed duration: ${err.message}`);
     throw err;
   }
   if (every < 1000) throw new ScheduleSpecError(`the interval's duration '${m[3]}' is under a second`);

@@ -62,7 +62,8 @@ export class Operations {
 
   /** Runs `op` on the owner of `partition`: here, or forwarded once. */
   run<Op extends ForwardedOp>(partition: number, op: Op, args: Parameters<LocalOps[Op]>): ReturnType<LocalOps[Op]> {
-    if (this.placement.owns(partition)) return (this.local[op] as (...a: unknown[]) => ReturnType<LocalOps[Op]>)(...args);
+    if (this.placement.owns(partition))
+      return (this.local[op] as (...a: unknown[]) => ReturnType<LocalOps[Op]>)(...args);
     return this.placement.forward(partition, op, travelling(op, args)) as ReturnType<LocalOps[Op]>;
   }
 

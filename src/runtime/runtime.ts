@@ -36,7 +36,13 @@ import { Delivery } from './services/delivery.js';
 import { flowRulesOf } from './services/flow-rules.js';
 import { Invocations } from './services/invocations.js';
 import { LockGrants } from './services/lock-grants.js';
-import { operatorActions, type DeploymentChoice, type Outcome, type RestartOptions, type Restarted } from './services/operator.js';
+import {
+  operatorActions,
+  type DeploymentChoice,
+  type Outcome,
+  type RestartOptions,
+  type Restarted,
+} from './services/operator.js';
 import { Partitions } from './services/partitions.js';
 import { RetryScheduler } from './services/retry.js';
 import { SlotGrants } from './services/slot-grants.js';
@@ -103,7 +109,9 @@ export class Runtime {
     const now = () => Date.now();
     this.retry = new RetryScheduler(log, (p) => placement.owns(p));
     const partitionLost = (partition: number, err: unknown) => this.partitionsHere.lost(partition, err);
-    this.locks = new ObjectLocks(store, partitionLost, (p, service, key, scope) => this.expiries.freed(p, service, key, scope));
+    this.locks = new ObjectLocks(store, partitionLost, (p, service, key, scope) =>
+      this.expiries.freed(p, service, key, scope),
+    );
     this.limiters = new Limiters({
       store,
       now,
@@ -116,8 +124,21 @@ export class Runtime {
     this.slots = new SlotGrants({ store, limiters: this.limiters, actors: this.actors, retry: this.retry, now });
     this.admission = { registry, placement, partitions: config.partitions, now };
     const admitted = (req: InvokeRequest, handler?: EffectiveHandler) => admit(this.admission, req, handler);
-    this.invocations = new Invocations({ actors: this.actors, locks: this.locks, ports, placement, backlog: this.slots });
-    const operator = operatorActions({ store, registry, actors: this.actors, invocations: this.invocations, admit: admitted, now });
+    this.invocations = new Invocations({
+      actors: this.actors,
+      locks: this.locks,
+      ports,
+      placement,
+      backlog: this.slots,
+    });
+    const operator = operatorActions({
+      store,
+      registry,
+      actors: this.actors,
+      invocations: this.invocations,
+      admit: admitted,
+      now,
+    });
     this.delivery = new Delivery({
       store,
       registry,
@@ -129,7 +150,13 @@ export class Runtime {
       admit: admitted,
       cancel: (id) => operator.cancel(id).then(() => undefined, ignoreMissingOrCompleted),
     });
-    this.attachments = new Attachments({ store, actors: this.actors, invocations: this.invocations, delivery: this.delivery, retry: this.retry });
+    this.attachments = new Attachments({
+      store,
+      actors: this.actors,
+      invocations: this.invocations,
+      delivery: this.delivery,
+      retry: this.retry,
+    });
     this.expiries = new StateExpiries({
       store,
       locks: this.locks,
@@ -147,7 +174,14 @@ export class Runtime {
       expiries: this.expiries,
       armed: (p, timers) => this.timers.added(p, timers),
     });
-    this.grants = new LockGrants({ store, locks: this.locks, actors: this.actors, retry: this.retry, now, mutations: this.mutations });
+    this.grants = new LockGrants({
+      store,
+      locks: this.locks,
+      actors: this.actors,
+      retry: this.retry,
+      now,
+      mutations: this.mutations,
+    });
     this.scheduling = new Schedules({
       store,
       registry,
@@ -163,7 +197,12 @@ export class Runtime {
       expireState: (p: number, lock: string) => this.expiries.fire(p, lock),
       fireSchedule: (p: number, id: string) => this.scheduling.fire(p, id),
     };
-    this.timers = new TimerService(store, (p, t) => fireTimer(firing, p, t), now, (err) => log.error(`timer: ${String(err)}`));
+    this.timers = new TimerService(
+      store,
+      (p, t) => fireTimer(firing, p, t),
+      now,
+      (err) => log.error(`timer: ${String(err)}`),
+    );
     this.partitionsHere = new Partitions({
       store,
       partitions: config.partitions,
@@ -178,7 +217,15 @@ export class Runtime {
       limiters: this.limiters,
       expiries: this.expiries,
     });
-    this.afterCommit = { log, timers: this.timers, delivery: this.delivery, grants: this.grants, slots: this.slots, invocations: this.invocations, actors: this.actors };
+    this.afterCommit = {
+      log,
+      timers: this.timers,
+      delivery: this.delivery,
+      grants: this.grants,
+      slots: this.slots,
+      invocations: this.invocations,
+      actors: this.actors,
+    };
     const local: LocalOps = {
       create: (a) => this.invocations.create(a),
       call: (a) => this.invocations.call(a),
@@ -202,7 +249,11 @@ export class Runtime {
       schedule: (partition, action) => this.scheduling.change(partition, action),
     };
     this.ops = new Operations(placement, local);
-    this.confirmed = new ConfirmedWrites({ wait: { store, boundMs: config.storeOutageWait }, store, actors: this.actors });
+    this.confirmed = new ConfirmedWrites({
+      wait: { store, boundMs: config.storeOutageWait },
+      store,
+      actors: this.actors,
+    });
   }
 
   /**
@@ -241,19 +292,25 @@ export class Runtime {
 
   /** Operator actions of the admin API (services/operator.ts), run on the invocation's owner. */
   readonly operator = {
-    cancel: (id: string): Promise<Outcome> => this.confirmed.operator(id, 'cancel', () => this.ops.at(this.partitionOf(id), 'operator.cancel', [id])),
-    kill: (id: string): Promise<Outcome> => this.confirmed.operator(id, 'kill', () => this.ops.at(this.partitionOf(id), 'operator.kill', [id])),
+    cancel: (id: string): Promise<Outcome> =>
+      this.confirmed.operator(id, 'cancel', () => this.ops.at(this.partitionOf(id), 'operator.cancel', [id])),
+    kill: (id: string): Promise<Outcome> =>
+      this.confirmed.operator(id, 'kill', () => this.ops.at(this.partitionOf(id), 'operator.kill', [id])),
     pause: (id: string): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.pause', [id]),
-    resume: (id: string, deployment?: DeploymentChoice): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.resume', [id, deployment]),
+    resume: (id: string, deployment?: DeploymentChoice): Promise<Outcome> =>
+      this.ops.at(this.partitionOf(id), 'operator.resume', [id, deployment]),
     purge: (id: string): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.purge', [id]),
     purgeJournal: (id: string): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.purgeJournal', [id]),
-    restartAsNew: (id: string, opts?: RestartOptions): Promise<Restarted> => this.ops.at(this.partitionOf(id), 'operator.restartAsNew', [id, opts]),
+    restartAsNew: (id: string, opts?: RestartOptions): Promise<Restarted> =>
+      this.ops.at(this.partitionOf(id), 'operator.restartAsNew', [id, opts]),
   };
 
   /** Admin `POST /services/{name}/state`: resolves once the mutation is stored (by the key's owner). */
   submitStateMutation(m: StateMutation): Promise<void> {
     // Applied twice, a whole state replaced leaves what applied once does.
-    return this.confirmed.repeatable(() => this.ops.at(partitionOfTarget(m, this.config.partitions), 'submitStateMutation', [m]));
+    return this.confirmed.repeatable(() =>
+      this.ops.at(partitionOfTarget(m, this.config.partitions), 'submitStateMutation', [m]),
+    );
   }
 
   /** The limit rules changed (admin): waiting invocations get what the new rules allow, at once. */
@@ -269,13 +326,18 @@ export class Runtime {
 
   /** Admin changes of a schedule (services/schedules.ts), on the owner of its partition; the schedule after it. */
   changeSchedule(action: ScheduleAction): Promise<PersistedSchedule | undefined> {
-    const partition = schedulePartition(action.type === 'create' ? action.definition.id : action.id, this.config.partitions);
+    const partition = schedulePartition(
+      action.type === 'create' ? action.definition.id : action.id,
+      this.config.partitions,
+    );
     return this.ops.at(partition, 'schedule', [partition, action]);
   }
 
   /** A schedule as stored, read from any node. */
   async schedule(id: string): Promise<PersistedSchedule | undefined> {
-    return readSchedule(await this.store.getRecord(schedulePartition(id, this.config.partitions), RecordKind.schedule, id));
+    return readSchedule(
+      await this.store.getRecord(schedulePartition(id, this.config.partitions), RecordKind.schedule, id),
+    );
   }
 
   /** Every schedule, by id. */
@@ -336,7 +398,8 @@ export class Runtime {
       held: this.held,
       now,
       outcomeOf: (id: string) => this.attachments.outcomeOf(id),
-      watchAttach: (callerId: string, completionId: number, targetId: string) => this.attachments.watch(callerId, completionId, targetId),
+      watchAttach: (callerId: string, completionId: number, targetId: string) =>
+        this.attachments.watch(callerId, completionId, targetId),
     };
     return {
       store: this.store,

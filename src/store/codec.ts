@@ -56,7 +56,9 @@ export function encodeJson(value: unknown, what: string): string {
 }
 
 export function decodeJson(text: string | Uint8Array): unknown {
-  return JSON.parse(typeof text === 'string' ? text : Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('utf8'));
+  return JSON.parse(
+    typeof text === 'string' ? text : Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('utf8'),
+  );
 }
 
 /**

@@ -25,7 +25,11 @@ const PROBE_EVERY_MS = 100;
  * unknown took effect, and answers what the write would have; without it, the write must be
  * one that may run twice with the same effect (a whole document or state set again, a read).
  */
-export async function confirmed<T>(wait: OutageWait, write: () => Promise<T>, landed?: () => Promise<T | undefined>): Promise<T> {
+export async function confirmed<T>(
+  wait: OutageWait,
+  write: () => Promise<T>,
+  landed?: () => Promise<T | undefined>,
+): Promise<T> {
   const deadline = Date.now() + wait.boundMs;
   // An earlier try's outcome is unknown: read before writing again.
   let unknown = false;
@@ -72,9 +76,15 @@ function pastBound(boundMs: number, advice: RetryAdvice): StoreUnavailable {
   const during = `The store became unavailable while this change was being stored, and ${waited}`;
   switch (advice) {
     case 'notApplied':
-      return new StoreUnavailable(`The store is unavailable: ${waited} and this request was not applied. It is safe to retry.`, false);
+      return new StoreUnavailable(
+        `The store is unavailable: ${waited} and this request was not applied. It is safe to retry.`,
+        false,
+      );
     case 'repeatable':
-      return new StoreUnavailable(`${during}. It is safe to retry: applying this change twice has the same effect as once.`, true);
+      return new StoreUnavailable(
+        `${during}. It is safe to retry: applying this change twice has the same effect as once.`,
+        true,
+      );
     case 'unknown':
       return new StoreUnavailable(
         `${during}, so whether it was applied is not known yet. Retrying is safe with an idempotency key; without one it may apply the change twice.`,

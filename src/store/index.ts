@@ -8,7 +8,11 @@ import type { Store } from './types.js';
 
 export * from './types.js';
 
-export async function openStore(opts: { redisUrl?: string; dataDir: string; redis?: RedisStoreOptions }): Promise<Store> {
+export async function openStore(opts: {
+  redisUrl?: string;
+  dataDir: string;
+  redis?: RedisStoreOptions;
+}): Promise<Store> {
   if (opts.redisUrl) {
     const { RedisStore } = await import('./redis/redis-store.js');
     return RedisStore.open(opts.redisUrl, opts.redis);

@@ -35,10 +35,7 @@ export interface Timer extends TimerRef {
 }
 
 /** One write to a virtual object's / workflow's state. */
-export type StateOp =
-  | { op: 'set'; key: string; value: Uint8Array }
-  | { op: 'clear'; key: string }
-  | { op: 'clearAll' };
+export type StateOp = { op: 'set'; key: string; value: Uint8Array } | { op: 'clear'; key: string } | { op: 'clearAll' };
 
 /** A message waiting to be delivered to (possibly) another partition. */
 export interface OutboxMessage {

@@ -82,7 +82,10 @@ export class SubscriptionConsumer {
     const stopped = Promise.all([this.source.close(), this.running]).then(() => true);
     const waited = sleep(STOP_WAIT_MS, false, { ref: false });
     if (!(await Promise.race([stopped, waited]))) {
-      this.deps.log.warn({ subscription: this.subscription.id }, `subscription ${this.subscription.id}: its source did not stop within ${STOP_WAIT_MS} ms; left behind`);
+      this.deps.log.warn(
+        { subscription: this.subscription.id },
+        `subscription ${this.subscription.id}: its source did not stop within ${STOP_WAIT_MS} ms; left behind`,
+      );
     }
   }
 
@@ -100,7 +103,10 @@ export class SubscriptionConsumer {
       } catch (err) {
         if (signal.aborted) break;
         this.progress.failed(err);
-        this.deps.log.warn({ subscription: this.subscription.id, err: String(err) }, `subscription ${this.subscription.id}: ${String(err)}; reading again from the first unacknowledged message`);
+        this.deps.log.warn(
+          { subscription: this.subscription.id, err: String(err) },
+          `subscription ${this.subscription.id}: ${String(err)}; reading again from the first unacknowledged message`,
+        );
         this.source.rewind();
         await sleep(backoff(failures++), undefined, { signal }).catch(() => undefined);
       }
@@ -125,9 +131,15 @@ export class SubscriptionConsumer {
       try {
         const handler = this.handler();
         if (!handler) throw new Error(`the sink ${this.subscription.sink} is not registered`);
-        const { invocationId } = await this.deps.runtime.invoke(invocationRequestOf(this.subscription.id, handler, m), handler);
+        const { invocationId } = await this.deps.runtime.invoke(
+          invocationRequestOf(this.subscription.id, handler, m),
+          handler,
+        );
         // The slot stays taken until the invocation completes: that is the back-pressure.
-        void this.deps.runtime.attach(invocationId).catch(() => undefined).finally(() => this.inFlight.release());
+        void this.deps.runtime
+          .attach(invocationId)
+          .catch(() => undefined)
+          .finally(() => this.inFlight.release());
         return;
       } catch (err) {
         if (signal.aborted) {
@@ -135,7 +147,10 @@ export class SubscriptionConsumer {
           throw err;
         }
         this.progress.failed(err);
-        this.deps.log.warn({ subscription: this.subscription.id, err: String(err) }, `subscription ${this.subscription.id}: creating the invocation of ${m.stream}/${m.position} failed: ${String(err)}`);
+        this.deps.log.warn(
+          { subscription: this.subscription.id, err: String(err) },
+          `subscription ${this.subscription.id}: creating the invocation of ${m.stream}/${m.position} failed: ${String(err)}`,
+        );
         const waited = await sleep(backoff(failures), true, { signal }).catch(() => false);
         if (!waited) {
           this.inFlight.release();

@@ -47,7 +47,9 @@ export class SubscriptionEngine {
   setActive(active: boolean): Promise<void> {
     if (this.active === active) return this.reconciling;
     this.active = active;
-    this.deps.log.info(`subscriptions: ${active ? 'consumed by this node from now on' : 'no longer consumed by this node'}`);
+    this.deps.log.info(
+      `subscriptions: ${active ? 'consumed by this node from now on' : 'no longer consumed by this node'}`,
+    );
     return this.reconcile();
   }
 
@@ -94,7 +96,9 @@ export class SubscriptionEngine {
   }
 
   private reconcile(): Promise<void> {
-    this.reconciling = this.reconciling.then(() => this.apply()).catch((err) => this.deps.log.error(`subscriptions: ${String(err)}`));
+    this.reconciling = this.reconciling
+      .then(() => this.apply())
+      .catch((err) => this.deps.log.error(`subscriptions: ${String(err)}`));
     return this.reconciling;
   }
 
@@ -107,12 +111,19 @@ export class SubscriptionEngine {
       this.consumers.delete(id);
       await consumer.stop();
       const why = this.active ? 'deleted' : 'moved to another node';
-      this.deps.log.info({ subscription: id }, `subscription ${id} ${why}: stopped consuming ${consumer.subscription.source}`);
+      this.deps.log.info(
+        { subscription: id },
+        `subscription ${id} ${why}: stopped consuming ${consumer.subscription.source}`,
+      );
     }
     for (const s of wanted.values()) {
       if (this.consumers.has(s.id) || this.failed.has(s.id)) continue;
       try {
-        const consumer = new SubscriptionConsumer(s, await openSource(s, extras.kafkaClusters, this.deps.storeRedis), this.deps);
+        const consumer = new SubscriptionConsumer(
+          s,
+          await openSource(s, extras.kafkaClusters, this.deps.storeRedis),
+          this.deps,
+        );
         this.consumers.set(s.id, consumer);
         consumer.start();
         this.deps.log.info({ subscription: s.id }, `subscription ${s.id}: consuming ${s.source} into ${s.sink}`);

@@ -45,10 +45,19 @@ function headersOf(subscriptionId: string, m: SourceMessage): Header[] {
   return [...own, ...m.headers];
 }
 
-export function invocationRequestOf(subscriptionId: string, handler: EffectiveHandler, m: SourceMessage): InvokeRequest {
+export function invocationRequestOf(
+  subscriptionId: string,
+  handler: EffectiveHandler,
+  m: SourceMessage,
+): InvokeRequest {
   const key = objectKeyOf(handler, m);
   return {
-    target: { service: handler.service.name, handler: handler.handler.name, serviceTy: handler.service.ty, ...(key !== undefined ? { key } : {}) },
+    target: {
+      service: handler.service.name,
+      handler: handler.handler.name,
+      serviceTy: handler.service.ty,
+      ...(key !== undefined ? { key } : {}),
+    },
     input: m.value,
     headers: headersOf(subscriptionId, m),
     retryPolicy: handler.retryPolicy,

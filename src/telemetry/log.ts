@@ -47,7 +47,10 @@ export async function createLogger(opts: LogOptions): Promise<Logger> {
   const format = opts.format ?? (process.stdout.isTTY ? 'pretty' : 'json');
   if (format === 'pretty') {
     const { default: pretty } = await import('pino-pretty');
-    return pino({ ...base, level: opts.level }, pretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid' }));
+    return pino(
+      { ...base, level: opts.level },
+      pretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid' }),
+    );
   }
   return pino(
     // Level names, not pino's numbers: collectors and people filter on "error", as in Restate's JSON.
@@ -68,7 +71,9 @@ export interface TargetFields {
 
 /** `Greeter/greet` or `Counter/key/add`, as Restate writes `restate.invocation.target`. */
 export function targetName(target: TargetFields): string {
-  return target.key === undefined ? `${target.service}/${target.handler}` : `${target.service}/${target.key}/${target.handler}`;
+  return target.key === undefined
+    ? `${target.service}/${target.handler}`
+    : `${target.service}/${target.key}/${target.handler}`;
 }
 
 /** The fields of one invocation, for `log.child(invocationFields(...))`. */

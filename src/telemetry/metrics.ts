@@ -142,14 +142,22 @@ new Counter({
   },
 });
 
-const invocationTaskCells: Record<InvocationTaskStatus, Cell[]> = { started: [], suspended: [], failed: [], completed: [] };
+const invocationTaskCells: Record<InvocationTaskStatus, Cell[]> = {
+  started: [],
+  suspended: [],
+  failed: [],
+  completed: [],
+};
 
 /**
  * One attempt (Restate: an invocation task) `started`, then once more as it ends: `completed`
  * (End), `suspended` (Suspension), `failed` (Error, a lost stream, a timeout).
  */
 export function recordInvocationTask(status: InvocationTaskStatus, partition: number): void {
-  (invocationTaskCells[status][partition] ??= invocationTaskCounts.cell({ status, partition_id: partitionLabel(partition) })).value++;
+  (invocationTaskCells[status][partition] ??= invocationTaskCounts.cell({
+    status,
+    partition_id: partitionLabel(partition),
+  })).value++;
 }
 
 const enqueueCounts = new Tally<'partition_id'>();
@@ -236,7 +244,8 @@ export const outboxMessages = new Gauge({
 });
 
 /** `status` values of `redstate_invocations`: sys_invocation's statuses. */
-export type InvocationStatus = 'pending' | 'scheduled' | 'ready' | 'running' | 'backing-off' | 'suspended' | 'paused' | 'completed';
+export type InvocationStatus =
+  'pending' | 'scheduled' | 'ready' | 'running' | 'backing-off' | 'suspended' | 'paused' | 'completed';
 
 const statusCounts = new Tally<'status'>();
 

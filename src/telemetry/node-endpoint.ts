@@ -51,7 +51,8 @@ class NodeEndpoint extends http.Server {
     this.on('connection', (socket: Socket) => {
       let head = Buffer.alloc(0);
       const sniff = () => {
-        for (let chunk: Buffer | null; (chunk = socket.read() as Buffer | null) !== null; ) head = Buffer.concat([head, chunk]);
+        for (let chunk: Buffer | null; (chunk = socket.read() as Buffer | null) !== null;)
+          head = Buffer.concat([head, chunk]);
         const n = Math.min(head.length, H2_PREFACE.length);
         const h2c = head.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
         // A prefix of the preface so far (or nothing): which protocol is not known yet.

@@ -58,7 +58,10 @@ export async function startTracing(endpoint: string): Promise<void> {
     resource: resources.resourceFromAttributes({ 'service.name': 'redstate' }),
     spanProcessors: [
       // Exports at most once a second: spans never wait for the collector.
-      new sdk.BatchSpanProcessor({ exporter: new otlp.OTLPTraceExporter({ url: tracesUrl(endpoint) }), scheduledDelayMillis: 1000 }),
+      new sdk.BatchSpanProcessor({
+        exporter: new otlp.OTLPTraceExporter({ url: tracesUrl(endpoint) }),
+        scheduledDelayMillis: 1000,
+      }),
     ],
   });
   active = {
@@ -176,7 +179,10 @@ export interface AttemptSpanStart {
 export function startAttemptSpan(start: AttemptSpanStart): TraceSpan | undefined {
   const tracing = active;
   if (!tracing) return undefined;
-  const attributes: Attributes = { [LogField.invocationId]: start.invocationId, 'restate.invocation.attempt': start.attempt };
+  const attributes: Attributes = {
+    [LogField.invocationId]: start.invocationId,
+    'restate.invocation.attempt': start.attempt,
+  };
   if (start.deploymentId) attributes[LogField.deploymentId] = start.deploymentId;
   const span = tracing.tracer.startSpan(
     'attempt',

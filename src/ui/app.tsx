@@ -35,9 +35,18 @@ export function App() {
             <Route path="/ui/invocations" component={Invocations} />
             <Route path="/ui/invocations/:id" component={({ id }: { id: string }) => <Invocation key={id} id={id} />} />
             <Route path="/ui/services" component={Services} />
-            <Route path="/ui/services/:name" component={({ name }: { name: string }) => <Service key={name} name={decodeURIComponent(name)} />} />
-            <Route path="/ui/services/:name/keys" component={({ name }: { name: string }) => <ServiceKeys key={name} name={decodeURIComponent(name)} />} />
-            <Route path="/ui/services/:name/state" component={({ name }: { name: string }) => <ServiceState key={name} name={decodeURIComponent(name)} />} />
+            <Route
+              path="/ui/services/:name"
+              component={({ name }: { name: string }) => <Service key={name} name={decodeURIComponent(name)} />}
+            />
+            <Route
+              path="/ui/services/:name/keys"
+              component={({ name }: { name: string }) => <ServiceKeys key={name} name={decodeURIComponent(name)} />}
+            />
+            <Route
+              path="/ui/services/:name/state"
+              component={({ name }: { name: string }) => <ServiceState key={name} name={decodeURIComponent(name)} />}
+            />
             <Route path="/ui/waiting" component={Waiting} />
             <Route path="/ui/schedules" component={Schedules} />
             <Route path="/ui/deployments" component={Deployments} />

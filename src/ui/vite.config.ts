@@ -21,6 +21,8 @@ export default defineConfig({
     reportCompressedSize: true,
   },
   server: {
-    proxy: Object.fromEntries(['/query', '/events', '/deployments', '/services', '/invocations', '/version', '/health'].map((p) => [p, admin])),
+    proxy: Object.fromEntries(
+      ['/query', '/events', '/deployments', '/services', '/invocations', '/version', '/health'].map((p) => [p, admin]),
+    ),
   },
 });

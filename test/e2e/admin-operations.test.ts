@@ -48,9 +48,14 @@ async function send(stack: Stack, path: string, body: unknown): Promise<string> 
   return (JSON.parse(res.body) as { invocationId: string }).invocationId;
 }
 
-async function restart(stack: Stack, id: string, query = ''): Promise<{ status: number; body: string; newId?: string }> {
+async function restart(
+  stack: Stack,
+  id: string,
+  query = '',
+): Promise<{ status: number; body: string; newId?: string }> {
   const res = await stack.admin.patch(`v4/invocations/${id}/restart-as-new${query}`);
-  const newId = res.statusCode === 200 ? (JSON.parse(res.body) as { new_invocation_id: string }).new_invocation_id : undefined;
+  const newId =
+    res.statusCode === 200 ? (JSON.parse(res.body) as { new_invocation_id: string }).new_invocation_id : undefined;
   return { status: res.statusCode, body: res.body, ...(newId ? { newId } : {}) };
 }
 
@@ -67,14 +72,20 @@ for (const store of storeKinds) {
     t.regex(fresh.body, /^\{"new_invocation_id":"inv_[0-9A-Za-z]{34}"\}$/);
     t.is(fresh.newId!.slice(0, 16), first.id.slice(0, 16), 'same partition key');
     t.is((await stack.ingress.get(`restate/attach/${fresh.newId}`)).body, `"rs-${store}:222"`);
-    const [row] = await query(stack, `SELECT invoked_by, restarted_from, idempotency_key, target FROM sys_invocation WHERE id = '${fresh.newId}'`);
+    const [row] = await query(
+      stack,
+      `SELECT invoked_by, restarted_from, idempotency_key, target FROM sys_invocation WHERE id = '${fresh.newId}'`,
+    );
     t.deepEqual(row, { invoked_by: 'restart_as_new', restarted_from: first.id, target: 'Durable/steps' });
 
     // Entries 0..2 are Input, Run a and its completion: step a is replayed, b and c run again.
     const fromTwo = await restart(stack, first.id, '?from=2&deployment=keep');
     t.is(fromTwo.status, 200);
     t.is((await stack.ingress.get(`restate/attach/${fromTwo.newId}`)).body, `"rs-${store}:133"`);
-    const pinned = await query(stack, `SELECT id, pinned_deployment_id FROM sys_invocation WHERE id IN ('${first.id}', '${fromTwo.newId}')`);
+    const pinned = await query(
+      stack,
+      `SELECT id, pinned_deployment_id FROM sys_invocation WHERE id IN ('${first.id}', '${fromTwo.newId}')`,
+    );
     t.is(pinned[0]!['pinned_deployment_id'], pinned[1]!['pinned_deployment_id']);
     // Entry 1 is the Run command alone: its completion (entry 2) comes with it.
     const fromOne = await restart(stack, first.id, '?from=1');
@@ -109,10 +120,16 @@ for (const store of storeKinds) {
     );
     const unknown = await restart(stack, 'inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi');
     t.is(unknown.status, 404);
-    t.is(unknown.body, `{"message":"The requested invocation 'inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi' does not exist","restate_code":null}`);
+    t.is(
+      unknown.body,
+      `{"message":"The requested invocation 'inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi' does not exist","restate_code":null}`,
+    );
     const garbage = await restart(stack, 'garbage');
     t.is(garbage.status, 400);
-    t.is(garbage.body, `{"message":"The request field 'invocation_id' is invalid. Reason: bad format","restate_code":null}`);
+    t.is(
+      garbage.body,
+      `{"message":"The request field 'invocation_id' is invalid. Reason: bad format","restate_code":null}`,
+    );
   });
 
   test(`${store}: purge-journal keeps the output, drops the journal, and then restart has no input`, async (t) => {
@@ -131,7 +148,9 @@ for (const store of storeKinds) {
     t.is(out.statusCode, 200);
     t.is(out.body, '"hi pj"');
     t.deepEqual(await query(stack, `SELECT index FROM sys_journal WHERE id = '${done.id}'`), []);
-    t.deepEqual(await query(stack, `SELECT status FROM sys_invocation WHERE id = '${done.id}'`), [{ status: 'completed' }]);
+    t.deepEqual(await query(stack, `SELECT status FROM sys_invocation WHERE id = '${done.id}'`), [
+      { status: 'completed' },
+    ]);
     const gone = await restart(stack, done.id);
     t.is(gone.status, 410);
     t.is(
@@ -147,30 +166,49 @@ for (const store of storeKinds) {
     t.is((await call(stack, `Counter/${key}/add`, { delta: 5 })).body, '5');
     // An add that reads, sleeps, then writes: the mutation must wait for it, not interleave.
     const adding = await send(stack, `Counter/${key}/add`, { delta: 1, pauseMs: 1000 });
-    await waitFor(async () => (await query(stack, `SELECT status FROM sys_invocation WHERE id = '${adding}'`))[0]?.['status'] !== 'pending', 5000);
-    const res = await stack.admin.post('v4/services/Counter/state', { json: { object_key: key, new_state: { count: json(100) } } });
+    await waitFor(
+      async () =>
+        (await query(stack, `SELECT status FROM sys_invocation WHERE id = '${adding}'`))[0]?.['status'] !== 'pending',
+      5000,
+    );
+    const res = await stack.admin.post('v4/services/Counter/state', {
+      json: { object_key: key, new_state: { count: json(100) } },
+    });
     t.is(res.statusCode, 202);
     t.is(res.body, '');
     t.is((await stack.ingress.get(`restate/attach/${adding}`)).body, '6');
     await waitFor(async () => (await call(stack, `Counter/${key}/get`, null)).body === '100', 5000);
-    t.deepEqual(await query(stack, `SELECT key, value_utf8 FROM state WHERE service_name = 'Counter' AND service_key = '${key}'`), [
-      { key: 'count', value_utf8: '100' },
-    ]);
+    t.deepEqual(
+      await query(stack, `SELECT key, value_utf8 FROM state WHERE service_name = 'Counter' AND service_key = '${key}'`),
+      [{ key: 'count', value_utf8: '100' }],
+    );
 
     // A stale version is accepted and dropped; the current one applies. The version of {count:"100"}:
-    const stale = await stack.admin.post('services/Counter/state', { json: { object_key: key, version: 'bogus', new_state: { count: '7' } } });
+    const stale = await stack.admin.post('services/Counter/state', {
+      json: { object_key: key, version: 'bogus', new_state: { count: '7' } },
+    });
     t.is(stale.statusCode, 202);
     t.is((await call(stack, `Counter/${key}/get`, null)).body, '100');
     const current = 'ryJoLzZL5TaNigeNpXzzRf09m2JQLgKP__QIMEZVyP8';
-    const ok = await stack.admin.post('services/Counter/state', { json: { object_key: key, version: current, new_state: { count: '7', other: [1, 2] } } });
+    const ok = await stack.admin.post('services/Counter/state', {
+      json: { object_key: key, version: current, new_state: { count: '7', other: [1, 2] } },
+    });
     t.is(ok.statusCode, 202);
     await waitFor(async () => (await call(stack, `Counter/${key}/get`, null)).body === '7', 5000);
-    t.deepEqual(await query(stack, `SELECT key, value FROM state WHERE service_name = 'Counter' AND service_key = '${key}' ORDER BY key`), [
-      { key: 'count', value: '37' },
-      { key: 'other', value: '0102' },
-    ]);
+    t.deepEqual(
+      await query(
+        stack,
+        `SELECT key, value FROM state WHERE service_name = 'Counter' AND service_key = '${key}' ORDER BY key`,
+      ),
+      [
+        { key: 'count', value: '37' },
+        { key: 'other', value: '0102' },
+      ],
+    );
     // A key only an admin mutation ever touched is listed too.
-    await stack.admin.post('services/Counter/state', { json: { object_key: `fresh-${store}`, new_state: { count: '1' } } });
+    await stack.admin.post('services/Counter/state', {
+      json: { object_key: `fresh-${store}`, new_state: { count: '1' } },
+    });
     const fresh = await query(stack, `SELECT service_key FROM state WHERE service_name = 'Counter'`);
     t.true(fresh.some((r) => r['service_key'] === `fresh-${store}`));
   });
@@ -183,10 +221,16 @@ for (const store of storeKinds) {
     const unknown = await admin.post('services/Nope/state', { json: { object_key: 'k', new_state: {} } });
     t.is(unknown.statusCode, 404);
     t.is(unknown.body, `{"message":"The requested service 'Nope' does not exist","restate_code":null}`);
-    const missing = await admin.post('services/Counter/state', { body: '{"new_state":{"count":[49]}}', headers: { 'content-type': 'application/json' } });
+    const missing = await admin.post('services/Counter/state', {
+      body: '{"new_state":{"count":[49]}}',
+      headers: { 'content-type': 'application/json' },
+    });
     t.is(missing.statusCode, 422);
     t.is(missing.headers['content-type'], 'text/plain; charset=utf-8');
-    t.is(missing.body, 'Failed to deserialize the JSON body into the target type: missing field `object_key` at line 1 column 28');
+    t.is(
+      missing.body,
+      'Failed to deserialize the JSON body into the target type: missing field `object_key` at line 1 column 28',
+    );
   });
 
   test(`${store}: resume?deployment= moves a paused invocation, and only a paused or suspended one`, async (t) => {
@@ -194,11 +238,23 @@ for (const store of storeKinds) {
     // Shown as pinned once the SDK stored its first entry (the Sleep), as in Restate; the sleep
     // is long enough for that on a busy machine.
     const id = await send(stack, 'Durable/sleepy', 8000);
-    await waitFor(async () => (await query(stack, `SELECT pinned_deployment_id FROM sys_invocation WHERE id = '${id}'`))[0]?.['pinned_deployment_id'] !== undefined, 7000);
-    const [{ pinned_deployment_id: dp }] = (await query(stack, `SELECT pinned_deployment_id FROM sys_invocation WHERE id = '${id}'`)) as [{ pinned_deployment_id: string }];
+    await waitFor(
+      async () =>
+        (await query(stack, `SELECT pinned_deployment_id FROM sys_invocation WHERE id = '${id}'`))[0]?.[
+          'pinned_deployment_id'
+        ] !== undefined,
+      7000,
+    );
+    const [{ pinned_deployment_id: dp }] = (await query(
+      stack,
+      `SELECT pinned_deployment_id FROM sys_invocation WHERE id = '${id}'`,
+    )) as [{ pinned_deployment_id: string }];
     const bad = await stack.admin.patch(`invocations/${id}/resume?deployment=dp_nope`);
     t.is(bad.statusCode, 400);
-    t.is(bad.body, `{"message":"The query parameter 'deployment' is invalid. Reason: unrecognized codec version","restate_code":null}`);
+    t.is(
+      bad.body,
+      `{"message":"The query parameter 'deployment' is invalid. Reason: unrecognized codec version","restate_code":null}`,
+    );
     const running = await stack.admin.patch(`invocations/${id}/resume?deployment=${dp}`);
     t.is(running.statusCode, 409);
     t.is(
@@ -214,7 +270,11 @@ for (const store of storeKinds) {
     const res = await t.context[store]!.stack.admin.get('v4/openapi');
     t.is(res.statusCode, 200);
     t.is(res.headers['content-type'], 'application/json');
-    const doc = JSON.parse(res.body) as { openapi: string; info: { version: string }; paths: Record<string, Record<string, { operationId: string }>> };
+    const doc = JSON.parse(res.body) as {
+      openapi: string;
+      info: { version: string };
+      paths: Record<string, Record<string, { operationId: string }>>;
+    };
     t.is(doc.openapi, '3.1.0');
     t.is(doc.info.version, '1.7.12');
     t.is(doc.paths['/invocations/{invocation_id}/restart-as-new']?.['patch']?.operationId, 'restart_as_new_invocation');
@@ -227,8 +287,16 @@ for (const store of storeKinds) {
     const { stack } = t.context[store]!;
     const key = `crash-${store}`;
     const adding = await send(stack, `Counter/${key}/add`, { delta: 1, pauseMs: 1500 });
-    await waitFor(async () => (await query(stack, `SELECT status FROM sys_invocation WHERE id = '${adding}'`))[0]?.['status'] !== 'pending', 5000);
-    t.is((await stack.admin.post('services/Counter/state', { json: { object_key: key, new_state: { count: '50' } } })).statusCode, 202);
+    await waitFor(
+      async () =>
+        (await query(stack, `SELECT status FROM sys_invocation WHERE id = '${adding}'`))[0]?.['status'] !== 'pending',
+      5000,
+    );
+    t.is(
+      (await stack.admin.post('services/Counter/state', { json: { object_key: key, new_state: { count: '50' } } }))
+        .statusCode,
+      202,
+    );
     await stack.server.kill();
     await stack.server.restart();
     t.is((await stack.ingress.get(`restate/attach/${adding}`)).body, '1');
@@ -237,35 +305,57 @@ for (const store of storeKinds) {
   });
 
   // Serial tests run before the concurrent ones, so changing Durable's settings disturbs nobody.
-  test.serial(`${store}: resume starts a backing-off invocation's next attempt at once; each failure stays in the history across a SIGKILL`, async (t) => {
-    const { stack } = t.context[store]!;
-    const policy = async (retry_policy: unknown) => (JSON.parse((await stack.admin.patch('services/Durable', { json: { retry_policy } })).body) as { retry_policy: unknown }).retry_policy;
-    const before = await policy({});
-    await policy({ initial_interval: '1h', max_interval: '1h' });
-    const id = await send(stack, 'Durable/flaky', { tag: `resume-backoff-${store}`, times: 1 });
-    await policy(before);
-    const status = async () => (await query(stack, `SELECT status FROM sys_invocation WHERE id = '${id}'`))[0]?.['status'];
-    await waitFor(async () => (await status()) === 'backing-off', 10_000);
+  test.serial(
+    `${store}: resume starts a backing-off invocation's next attempt at once; each failure stays in the history across a SIGKILL`,
+    async (t) => {
+      const { stack } = t.context[store]!;
+      const policy = async (retry_policy: unknown) =>
+        (
+          JSON.parse((await stack.admin.patch('services/Durable', { json: { retry_policy } })).body) as {
+            retry_policy: unknown;
+          }
+        ).retry_policy;
+      const before = await policy({});
+      await policy({ initial_interval: '1h', max_interval: '1h' });
+      const id = await send(stack, 'Durable/flaky', { tag: `resume-backoff-${store}`, times: 1 });
+      await policy(before);
+      const status = async () =>
+        (await query(stack, `SELECT status FROM sys_invocation WHERE id = '${id}'`))[0]?.['status'];
+      await waitFor(async () => (await status()) === 'backing-off', 10_000);
 
-    await stack.server.kill();
-    await stack.redis?.restart({ kill: true });
-    await stack.server.restart();
-    const failures = await query(stack, `SELECT attempt, failure_json FROM sys_invocation_transitions WHERE id = '${id}' AND event = 'attemptFailed'`);
-    t.is(failures.length, 1);
-    t.like(JSON.parse(String(failures[0]?.['failure_json'])), { error_code: 500, error_message: 'flaky failure attempt 1', restate_doc_error_code: 'RT0007' });
-    t.is(await status(), 'backing-off', 'the hour-long backoff still holds');
+      await stack.server.kill();
+      await stack.redis?.restart({ kill: true });
+      await stack.server.restart();
+      const failures = await query(
+        stack,
+        `SELECT attempt, failure_json FROM sys_invocation_transitions WHERE id = '${id}' AND event = 'attemptFailed'`,
+      );
+      t.is(failures.length, 1);
+      t.like(JSON.parse(String(failures[0]?.['failure_json'])), {
+        error_code: 500,
+        error_message: 'flaky failure attempt 1',
+        restate_doc_error_code: 'RT0007',
+      });
+      t.is(await status(), 'backing-off', 'the hour-long backoff still holds');
 
-    // The reference's admin API: "If the invocation is backing off due to a retry, this will immediately trigger the retry."
-    const now = await stack.admin.patch(`invocations/${id}/resume`);
-    t.is(now.statusCode, 200, now.body);
-    t.is((await stack.ingress.get(`restate/attach/${id}`)).body, '"ok after 2"');
-    const path = await query(stack, `SELECT from_state, event, to_state FROM sys_invocation_transitions WHERE id = '${id}' ORDER BY index`);
-    t.deepEqual(path.slice(-3).map((r) => `${r['from_state']} ${r['event']} ${r['to_state']}`), ['running attemptFailed backingOff', 'backingOff timerDue running', 'running complete completed']);
+      // The reference's admin API: "If the invocation is backing off due to a retry, this will immediately trigger the retry."
+      const now = await stack.admin.patch(`invocations/${id}/resume`);
+      t.is(now.statusCode, 200, now.body);
+      t.is((await stack.ingress.get(`restate/attach/${id}`)).body, '"ok after 2"');
+      const path = await query(
+        stack,
+        `SELECT from_state, event, to_state FROM sys_invocation_transitions WHERE id = '${id}' ORDER BY index`,
+      );
+      t.deepEqual(
+        path.slice(-3).map((r) => `${r['from_state']} ${r['event']} ${r['to_state']}`),
+        ['running attemptFailed backingOff', 'backingOff timerDue running', 'running complete completed'],
+      );
 
-    const again = await stack.admin.patch(`invocations/${id}/resume`);
-    t.is(again.statusCode, 409);
-    t.is(again.body, `{"message":"The invocation '${id}' is completed, cannot be resumed.","restate_code":null}`);
-  });
+      const again = await stack.admin.patch(`invocations/${id}/resume`);
+      t.is(again.statusCode, 409);
+      t.is(again.body, `{"message":"The invocation '${id}' is completed, cannot be resumed.","restate_code":null}`);
+    },
+  );
 
   test.serial(`${store}: PATCH /services settings apply to new invocations`, async (t) => {
     const { stack } = t.context[store]!;
@@ -281,7 +371,12 @@ for (const store of storeKinds) {
     // With a short inactivity timeout a sleeping handler is asked to suspend (1 minute by default).
     t.is((await patch({ inactivity_timeout: '100ms' })).statusCode, 200);
     const sleeper = await send(stack, 'Durable/sleepy', 30_000);
-    await waitFor(async () => (await query(stack, `SELECT status FROM sys_invocation WHERE id = '${sleeper}'`))[0]?.['status'] === 'suspended', 5000);
+    await waitFor(
+      async () =>
+        (await query(stack, `SELECT status FROM sys_invocation WHERE id = '${sleeper}'`))[0]?.['status'] ===
+        'suspended',
+      5000,
+    );
     await patch({ inactivity_timeout: '1m' });
     await stack.admin.patch(`invocations/${sleeper}/kill`);
 

@@ -37,7 +37,10 @@ async function assertForgotten(t: Ctx, stack: Stack, id: string): Promise<void> 
 
 /** A cancel sent by a handler travels as a message, after the handler's own answer. */
 async function cancelArrived(stack: Stack, id: string): Promise<void> {
-  await waitFor(async () => (await sqlRows(stack.admin, `SELECT id FROM sys_invocation WHERE id = '${id}'`)).length === 0, 15_000);
+  await waitFor(
+    async () => (await sqlRows(stack.admin, `SELECT id FROM sys_invocation WHERE id = '${id}'`)).length === 0,
+    15_000,
+  );
 }
 
 /** Long enough that nothing runs before the test looks, and past it the test has waited. */
@@ -104,7 +107,10 @@ for (const store of storeKinds) {
     const queued = stack.ingress.post(`restate/call/Queue/${key}/after`, { json: `${key}-1` });
     let pending: string | undefined;
     await waitFor(async () => {
-      const rows = await sqlRows(stack.admin, `SELECT id FROM sys_invocation WHERE target = 'Queue/${key}/after' AND status = 'pending'`);
+      const rows = await sqlRows(
+        stack.admin,
+        `SELECT id FROM sys_invocation WHERE target = 'Queue/${key}/after' AND status = 'pending'`,
+      );
       pending = rows[0]?.['id'] as string | undefined;
       return pending !== undefined;
     }, 15_000);

@@ -16,7 +16,8 @@ import { startRedstate, type RedstateProcess } from '../support/server.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { waitFor } from '../support/wait.js';
 
-const client = (prefixUrl: string) => got.extend({ prefixUrl, throwHttpErrors: false, retry: { limit: 0 }, timeout: { request: 40_000 } });
+const client = (prefixUrl: string) =>
+  got.extend({ prefixUrl, throwHttpErrors: false, retry: { limit: 0 }, timeout: { request: 40_000 } });
 
 interface World {
   redis: RunningRedis;
@@ -52,65 +53,83 @@ async function waitingRun(w: World, id: string): Promise<string> {
 }
 
 for (const lost of ['replies', 'requests'] as const) {
-  test.serial(`the ${lost} of Redis commands lost: every write still answers as if nothing happened, and took effect once`, async (t) => {
-    const w = await world();
-    try {
-      const toKill = await waitingRun(w, `kill-${lost}`);
-      const toCancel = await waitingRun(w, `cancel-${lost}`);
-      await waitFor(async () => (await w.ingress.get(`restate/output/${toCancel}`)).statusCode === 470, 10_000);
+  test.serial(
+    `the ${lost} of Redis commands lost: every write still answers as if nothing happened, and took effect once`,
+    async (t) => {
+      const w = await world();
+      try {
+        const toKill = await waitingRun(w, `kill-${lost}`);
+        const toCancel = await waitingRun(w, `cancel-${lost}`);
+        await waitFor(async () => (await w.ingress.get(`restate/output/${toCancel}`)).statusCode === 470, 10_000);
 
-      if (lost === 'replies') w.proxy.holdReplies();
-      else w.proxy.holdRequests();
-      const answers = Promise.all([
-        w.ingress.post('restate/call/Greeter/greet', { json: 'Ada' }),
-        w.ingress.post('restate/send/Greeter/greet', { json: 'Bo' }),
-        w.ingress.post('restate/send/Greeter/greet?delay=1s', { json: 'Cy' }),
-        w.ingress.post('restate/send/Greeter/greet', { json: 'Di', headers: { 'idempotency-key': `idem-${lost}` } }),
-        w.ingress.post('restate/call/Counter/adds/add', { json: 1 }),
-        w.ingress.post('restate/call/Counter/adds/add', { json: 2 }),
-        w.admin.post('services/Counter/state', { json: { object_key: `written-${lost}`, new_state: { count: [0x34, 0x32] } } }),
-        w.admin.patch(`invocations/${toKill}/kill`),
-        w.admin.patch(`invocations/${toCancel}/cancel`),
-      ]);
-      // The commands are on their way (and, replies lost, have run); then the connections break.
-      await delay(500);
-      w.proxy.cut();
-      const [call, send, delayed, idempotent, add1, add2, state, kill, cancel] = await answers;
+        if (lost === 'replies') w.proxy.holdReplies();
+        else w.proxy.holdRequests();
+        const answers = Promise.all([
+          w.ingress.post('restate/call/Greeter/greet', { json: 'Ada' }),
+          w.ingress.post('restate/send/Greeter/greet', { json: 'Bo' }),
+          w.ingress.post('restate/send/Greeter/greet?delay=1s', { json: 'Cy' }),
+          w.ingress.post('restate/send/Greeter/greet', { json: 'Di', headers: { 'idempotency-key': `idem-${lost}` } }),
+          w.ingress.post('restate/call/Counter/adds/add', { json: 1 }),
+          w.ingress.post('restate/call/Counter/adds/add', { json: 2 }),
+          w.admin.post('services/Counter/state', {
+            json: { object_key: `written-${lost}`, new_state: { count: [0x34, 0x32] } },
+          }),
+          w.admin.patch(`invocations/${toKill}/kill`),
+          w.admin.patch(`invocations/${toCancel}/cancel`),
+        ]);
+        // The commands are on their way (and, replies lost, have run); then the connections break.
+        await delay(500);
+        w.proxy.cut();
+        const [call, send, delayed, idempotent, add1, add2, state, kill, cancel] = await answers;
 
-      t.is(call.statusCode, 200, call.body);
-      t.is(call.body, '"hi Ada"');
-      for (const [name, res] of Object.entries({ send, delayed, idempotent })) {
-        t.is(res.statusCode, 202, `${name}: ${res.body}`);
-        t.like(JSON.parse(res.body), { status: 'Accepted' }, name);
+        t.is(call.statusCode, 200, call.body);
+        t.is(call.body, '"hi Ada"');
+        for (const [name, res] of Object.entries({ send, delayed, idempotent })) {
+          t.is(res.statusCode, 202, `${name}: ${res.body}`);
+          t.like(JSON.parse(res.body), { status: 'Accepted' }, name);
+        }
+        t.truthy((JSON.parse(delayed.body) as { executionTime?: string }).executionTime);
+        t.deepEqual([add1.statusCode, add2.statusCode], [200, 200], `${add1.body} ${add2.body}`);
+        t.deepEqual(new Set([add1.body, add2.body]).size, 2);
+        t.is(state.statusCode, 202, state.body);
+        t.is(kill.statusCode, 200, kill.body);
+        t.true([200, 202].includes(cancel.statusCode), cancel.body);
+
+        // Each took effect once: one invocation per send, the adds counted once each.
+        const ids = [send, delayed, idempotent].map(
+          (r) => (JSON.parse(r.body) as { invocationId: string }).invocationId,
+        );
+        for (const id of ids) {
+          const out = await w.ingress.get(`restate/attach/${id}`);
+          t.is(out.statusCode, 200, out.body);
+        }
+        t.is((await w.ingress.post('restate/call/Counter/adds/get')).body, '3');
+        await waitFor(
+          async () => (await w.ingress.post(`restate/call/Counter/written-${lost}/get`)).body === '42',
+          10_000,
+        );
+        const again = await w.ingress.post('restate/send/Greeter/greet', {
+          json: 'Di',
+          headers: { 'idempotency-key': `idem-${lost}` },
+        });
+        t.like(JSON.parse(again.body), { invocationId: ids[2], status: 'PreviouslyAccepted' });
+        const greets = JSON.parse(
+          (
+            await w.admin.post('query', {
+              json: { query: "SELECT count(*) AS n FROM sys_invocation WHERE target = 'Greeter/greet'" },
+              headers: { accept: 'application/json' },
+            })
+          ).body,
+        ) as { rows: Array<{ n: number }> };
+        t.is(greets.rows[0]!.n, 4);
+        t.regex((await w.ingress.get(`restate/output/${toKill}`)).body, /killed/);
+        await waitFor(async () => (await w.ingress.get(`restate/output/${toCancel}`)).statusCode !== 470, 10_000);
+        t.notRegex(w.server.output(), /may or may not/);
+      } finally {
+        await stop(w);
       }
-      t.truthy((JSON.parse(delayed.body) as { executionTime?: string }).executionTime);
-      t.deepEqual([add1.statusCode, add2.statusCode], [200, 200], `${add1.body} ${add2.body}`);
-      t.deepEqual(new Set([add1.body, add2.body]).size, 2);
-      t.is(state.statusCode, 202, state.body);
-      t.is(kill.statusCode, 200, kill.body);
-      t.true([200, 202].includes(cancel.statusCode), cancel.body);
-
-      // Each took effect once: one invocation per send, the adds counted once each.
-      const ids = [send, delayed, idempotent].map((r) => (JSON.parse(r.body) as { invocationId: string }).invocationId);
-      for (const id of ids) {
-        const out = await w.ingress.get(`restate/attach/${id}`);
-        t.is(out.statusCode, 200, out.body);
-      }
-      t.is((await w.ingress.post('restate/call/Counter/adds/get')).body, '3');
-      await waitFor(async () => (await w.ingress.post(`restate/call/Counter/written-${lost}/get`)).body === '42', 10_000);
-      const again = await w.ingress.post('restate/send/Greeter/greet', { json: 'Di', headers: { 'idempotency-key': `idem-${lost}` } });
-      t.like(JSON.parse(again.body), { invocationId: ids[2], status: 'PreviouslyAccepted' });
-      const greets = JSON.parse(
-        (await w.admin.post('query', { json: { query: "SELECT count(*) AS n FROM sys_invocation WHERE target = 'Greeter/greet'" }, headers: { accept: 'application/json' } })).body,
-      ) as { rows: Array<{ n: number }> };
-      t.is(greets.rows[0]!.n, 4);
-      t.regex((await w.ingress.get(`restate/output/${toKill}`)).body, /killed/);
-      await waitFor(async () => (await w.ingress.get(`restate/output/${toCancel}`)).statusCode !== 470, 10_000);
-      t.notRegex(w.server.output(), /may or may not/);
-    } finally {
-      await stop(w);
-    }
-  });
+    },
+  );
 }
 
 test.serial('past the bound, the 503 says whether a retry is safe', async (t) => {
@@ -132,7 +151,10 @@ test.serial('past the bound, the 503 says whether a retry is safe', async (t) =>
     // Refused before it was sent: nothing was applied.
     const refused = await w.ingress.post('restate/send/Greeter/greet', { json: 'Flo' });
     t.is(refused.statusCode, 503, refused.body);
-    t.regex(JSON.parse(refused.body).message as string, /stayed unavailable for 1\.5 s and this request was not applied\. It is safe to retry\./);
+    t.regex(
+      JSON.parse(refused.body).message as string,
+      /stayed unavailable for 1\.5 s and this request was not applied\. It is safe to retry\./,
+    );
     const register = await w.admin.post('deployments', { json: { uri: w.service.url, force: true } });
     t.is(register.statusCode, 503, register.body);
     t.regex(register.body, /safe to retry/);

@@ -70,7 +70,7 @@ const COMMANDS: Record<string, string> = {
   'completions generate': 'cli-commands.test.ts',
   'completions install': 'cli-commands.test.ts',
   dev: 'none: starts the restate-server built into the CLI binary, not a server of ours',
-  example: "none: downloads an example project from GitHub; it talks to no Restate server",
+  example: 'none: downloads an example project from GitHub; it talks to no Restate server',
   'cloud login': 'none: signs in to Restate Cloud in a browser',
   'cloud environments configure': 'none: needs a Restate Cloud account',
   'cloud environments tunnel': 'none: needs a Restate Cloud account',
@@ -86,16 +86,29 @@ const test = anyTest as TestFn<World>;
 
 test.before(async (t) => {
   // Vqueues on, for `vqueues describe`; the zod and xstate services, and Flow (a handler that holds its slot).
-  const stack: Stack = await startStack('embedded', { serviceFile: 'ecosystem.mjs', env: { REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES: 'true' } });
+  const stack: Stack = await startStack('embedded', {
+    serviceFile: 'ecosystem.mjs',
+    env: { REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES: 'true' },
+  });
   const flow = await startService('flow.mjs');
   const registered = await stack.admin.post('deployments', { json: { uri: flow.url } });
-  if (registered.statusCode !== 201) throw new Error(`registration failed: ${registered.statusCode} ${registered.body}`);
+  if (registered.statusCode !== 201)
+    throw new Error(`registration failed: ${registered.statusCode} ${registered.body}`);
   const dir = await mkdtemp(path.join(tmpdir(), 'restate-cli-commands-'));
   const editor = path.join(dir, 'editor.sh');
-  await writeFile(editor, '#!/bin/sh\nif [ -n "$EDIT_WRITE" ]; then printf \'%s\\n\' "$EDIT_WRITE" > "$1"; else sed -i "$EDIT_SED" "$1"; fi\n');
+  await writeFile(
+    editor,
+    '#!/bin/sh\nif [ -n "$EDIT_WRITE" ]; then printf \'%s\\n\' "$EDIT_WRITE" > "$1"; else sed -i "$EDIT_SED" "$1"; fi\n',
+  );
   await chmod(editor, 0o755);
   await mkdir(path.join(dir, 'config'));
-  t.context = { stack, flow, dir, configHome: path.join(dir, 'config'), env: { EDITOR: editor, VISUAL: editor, HOME: path.join(dir, 'home') } };
+  t.context = {
+    stack,
+    flow,
+    dir,
+    configHome: path.join(dir, 'config'),
+    env: { EDITOR: editor, VISUAL: editor, HOME: path.join(dir, 'home') },
+  };
 });
 
 test.after.always(async (t) => {
@@ -104,7 +117,8 @@ test.after.always(async (t) => {
 });
 
 const cli = (w: World, ...args: string[]) => restate(w, ...args);
-const edited = (w: World, edit: { EDIT_SED: string } | { EDIT_WRITE: string }, ...args: string[]) => restate({ ...w, env: { ...w.env, ...edit } }, ...args);
+const edited = (w: World, edit: { EDIT_SED: string } | { EDIT_WRITE: string }, ...args: string[]) =>
+  restate({ ...w, env: { ...w.env, ...edit } }, ...args);
 
 /** The leaf commands of `restate <prefix> --help`, one level after the other. */
 async function leafCommands(w: World, prefix: string[] = []): Promise<string[]> {
@@ -123,7 +137,15 @@ test.serial('every command --help lists is run against redstate, or says why not
   for (const [command, where] of Object.entries(COMMANDS)) {
     if (where.startsWith('none:') || where === 'cli-commands.test.ts') continue;
     const source = await readFile(path.join(projectRoot(), 'test', 'e2e', where), 'utf8');
-    t.true(source.includes(command.split(' ').map((w) => `'${w}'`).join(', ')), `${command} in ${where}`);
+    t.true(
+      source.includes(
+        command
+          .split(' ')
+          .map((w) => `'${w}'`)
+          .join(', '),
+      ),
+      `${command} in ${where}`,
+    );
   }
 });
 
@@ -149,7 +171,15 @@ test.serial('services config patch and edit', async (t) => {
   const patched = await cli(w, '--yes', 'services', 'config', 'patch', 'ZGreeter', '--idempotency-retention', '2h');
   t.is(patched.code, 0, patched.out);
   t.regex(patched.out, /Idempotent requests retention:\s+2h/);
-  const editedConfig = await edited(w, { EDIT_SED: '$a journal_retention = "3h"' }, '--yes', 'services', 'config', 'edit', 'ZGreeter');
+  const editedConfig = await edited(
+    w,
+    { EDIT_SED: '$a journal_retention = "3h"' },
+    '--yes',
+    'services',
+    'config',
+    'edit',
+    'ZGreeter',
+  );
   t.is(editedConfig.code, 0, editedConfig.out);
   t.regex(editedConfig.out, /Journal retention:\s+3h/);
   const service = JSON.parse((await w.stack.admin.get('services/ZGreeter')).body) as Record<string, unknown>;
@@ -161,7 +191,16 @@ test.serial('state patch and edit', async (t) => {
   const w = t.context;
   const get = async () => (await w.stack.ingress.post('ZCounter/state-key/get')).body;
   t.is((await w.stack.ingress.post('ZCounter/state-key/add', { json: { by: 2 } })).body, '2');
-  const patched = await cli(w, '--yes', 'state', 'patch', 'ZCounter', 'state-key', '--patch', '[{"op":"replace","path":"/count","value":7}]');
+  const patched = await cli(
+    w,
+    '--yes',
+    'state',
+    'patch',
+    'ZCounter',
+    'state-key',
+    '--patch',
+    '[{"op":"replace","path":"/count","value":7}]',
+  );
   t.is(patched.code, 0, patched.out);
   t.regex(patched.out, /New State:[\s\S]*count\s+7[\s\S]*Successfully submitted state update\./);
   await waitFor(async () => (await get()) === '7', 5000);
@@ -171,43 +210,74 @@ test.serial('state patch and edit', async (t) => {
   await waitFor(async () => (await get()) === '9', 5000);
 });
 
-test.serial('kafka-clusters create, describe, patch, edit, delete; subscriptions create, describe, delete', async (t) => {
-  const w = t.context;
-  const created = await cli(w, '--yes', 'kafka-clusters', 'create', 'my-cluster', 'bootstrap.servers=localhost:19092');
-  t.is(created.code, 0, created.out);
-  t.true(created.out.includes('[OK]: Kafka cluster my-cluster created'), created.out);
-  const described = await cli(w, 'kafka-clusters', 'describe', 'my-cluster');
-  t.is(described.code, 0, described.out);
-  t.regex(described.out, /Properties:\s+1\s[\s\S]*Subscriptions:\s+0\s[\s\S]*bootstrap\.servers\s+localhost:19092/);
-  const patched = await cli(w, '--yes', 'kafka-clusters', 'patch', 'my-cluster', '--set', 'client.id=x');
-  t.is(patched.code, 0, patched.out);
-  t.true(patched.out.includes('[OK]: Kafka cluster my-cluster updated'), patched.out);
-  const editedCluster = await edited(w, { EDIT_SED: 's/^client.id=.*/client.id=y/' }, '--yes', 'kafka-clusters', 'edit', 'my-cluster');
-  t.is(editedCluster.code, 0, editedCluster.out);
-  t.true(editedCluster.out.includes('[OK]: Kafka cluster my-cluster updated'), editedCluster.out);
-  const cluster = JSON.parse((await w.stack.admin.get('kafka-clusters/my-cluster')).body) as { properties: object };
-  t.deepEqual(cluster.properties, { 'bootstrap.servers': 'localhost:19092', 'client.id': 'y' });
+test.serial(
+  'kafka-clusters create, describe, patch, edit, delete; subscriptions create, describe, delete',
+  async (t) => {
+    const w = t.context;
+    const created = await cli(
+      w,
+      '--yes',
+      'kafka-clusters',
+      'create',
+      'my-cluster',
+      'bootstrap.servers=localhost:19092',
+    );
+    t.is(created.code, 0, created.out);
+    t.true(created.out.includes('[OK]: Kafka cluster my-cluster created'), created.out);
+    const described = await cli(w, 'kafka-clusters', 'describe', 'my-cluster');
+    t.is(described.code, 0, described.out);
+    t.regex(described.out, /Properties:\s+1\s[\s\S]*Subscriptions:\s+0\s[\s\S]*bootstrap\.servers\s+localhost:19092/);
+    const patched = await cli(w, '--yes', 'kafka-clusters', 'patch', 'my-cluster', '--set', 'client.id=x');
+    t.is(patched.code, 0, patched.out);
+    t.true(patched.out.includes('[OK]: Kafka cluster my-cluster updated'), patched.out);
+    const editedCluster = await edited(
+      w,
+      { EDIT_SED: 's/^client.id=.*/client.id=y/' },
+      '--yes',
+      'kafka-clusters',
+      'edit',
+      'my-cluster',
+    );
+    t.is(editedCluster.code, 0, editedCluster.out);
+    t.true(editedCluster.out.includes('[OK]: Kafka cluster my-cluster updated'), editedCluster.out);
+    const cluster = JSON.parse((await w.stack.admin.get('kafka-clusters/my-cluster')).body) as { properties: object };
+    t.deepEqual(cluster.properties, { 'bootstrap.servers': 'localhost:19092', 'client.id': 'y' });
 
-  const subscribed = await cli(w, '--yes', 'subscriptions', 'create', 'kafka://my-cluster/orders', 'service://ZCounter/add', 'group.id=g1');
-  t.is(subscribed.code, 0, subscribed.out);
-  const id = /\[OK\]: Subscription (sub_\w+) created/.exec(subscribed.out)?.[1];
-  t.truthy(id, subscribed.out);
-  const sub = await cli(w, 'subscriptions', 'describe', id!);
-  t.is(sub.code, 0, sub.out);
-  // The cluster names its client, so the subscription gets no default client.id (as in the reference).
-  t.regex(sub.out, /Source:\s+kafka:\/\/my-cluster\/orders[\s\S]*Kafka brokers:\s+localhost:19092[\s\S]*group\.id\s+g1/);
-  t.false(sub.out.includes('client.id'), sub.out);
-  const orphaning = await cli(w, '--yes', 'kafka-clusters', 'delete', 'my-cluster');
-  t.not(orphaning.code, 0, orphaning.out);
-  t.true(orphaning.out.includes('Cluster my-cluster has 1 subscription(s) attached. Re-run with --force to orphan them.'), orphaning.out);
-  const unsubscribed = await cli(w, '--yes', 'subscriptions', 'delete', id!);
-  t.is(unsubscribed.code, 0, unsubscribed.out);
-  t.is((await w.stack.admin.get(`subscriptions/${id!}`)).statusCode, 404);
-  const deleted = await cli(w, '--yes', 'kafka-clusters', 'delete', 'my-cluster');
-  t.is(deleted.code, 0, deleted.out);
-  t.true(deleted.out.includes('[OK]: Kafka cluster my-cluster deleted'), deleted.out);
-  t.is((await w.stack.admin.get('kafka-clusters')).body, '{"clusters":[]}');
-});
+    const subscribed = await cli(
+      w,
+      '--yes',
+      'subscriptions',
+      'create',
+      'kafka://my-cluster/orders',
+      'service://ZCounter/add',
+      'group.id=g1',
+    );
+    t.is(subscribed.code, 0, subscribed.out);
+    const id = /\[OK\]: Subscription (sub_\w+) created/.exec(subscribed.out)?.[1];
+    t.truthy(id, subscribed.out);
+    const sub = await cli(w, 'subscriptions', 'describe', id!);
+    t.is(sub.code, 0, sub.out);
+    // The cluster names its client, so the subscription gets no default client.id (as in the reference).
+    t.regex(
+      sub.out,
+      /Source:\s+kafka:\/\/my-cluster\/orders[\s\S]*Kafka brokers:\s+localhost:19092[\s\S]*group\.id\s+g1/,
+    );
+    t.false(sub.out.includes('client.id'), sub.out);
+    const orphaning = await cli(w, '--yes', 'kafka-clusters', 'delete', 'my-cluster');
+    t.not(orphaning.code, 0, orphaning.out);
+    t.true(
+      orphaning.out.includes('Cluster my-cluster has 1 subscription(s) attached. Re-run with --force to orphan them.'),
+      orphaning.out,
+    );
+    const unsubscribed = await cli(w, '--yes', 'subscriptions', 'delete', id!);
+    t.is(unsubscribed.code, 0, unsubscribed.out);
+    t.is((await w.stack.admin.get(`subscriptions/${id!}`)).statusCode, 404);
+    const deleted = await cli(w, '--yes', 'kafka-clusters', 'delete', 'my-cluster');
+    t.is(deleted.code, 0, deleted.out);
+    t.true(deleted.out.includes('[OK]: Kafka cluster my-cluster deleted'), deleted.out);
+    t.is((await w.stack.admin.get('kafka-clusters')).body, '{"clusters":[]}');
+  },
+);
 
 test.serial('rules disable and enable; vqueues describe lists the queue and its entries', async (t) => {
   const w = t.context;
@@ -221,12 +291,18 @@ test.serial('rules disable and enable; vqueues describe lists the queue and its 
 
   // One Flow/work at a time in scope `one`: the first holds the slot (a 3 s sleep), two wait.
   for (const tag of ['a', 'b', 'c']) {
-    const sent = await w.stack.ingress.post('restate/scope/one/send/Flow/work', { json: { tag, ms: 3000 }, headers: { 'x-restate-limit-key': 'lk' } });
+    const sent = await w.stack.ingress.post('restate/scope/one/send/Flow/work', {
+      json: { tag, ms: 3000 },
+      headers: { 'x-restate-limit-key': 'lk' },
+    });
     t.is(sent.statusCode, 202, sent.body);
   }
   let vqueue = '';
   await waitFor(async () => {
-    const rows = await w.stack.admin.post('query', { json: { query: "SELECT id FROM sys_vqueue_meta WHERE scope = 'one' AND num_inbox = 2" }, headers: { accept: 'application/json' } });
+    const rows = await w.stack.admin.post('query', {
+      json: { query: "SELECT id FROM sys_vqueue_meta WHERE scope = 'one' AND num_inbox = 2" },
+      headers: { accept: 'application/json' },
+    });
     vqueue = /"id":"(vq_\w+)"/.exec(rows.body)?.[1] ?? '';
     return vqueue !== '';
   }, 10_000);
@@ -239,27 +315,33 @@ test.serial('rules disable and enable; vqueues describe lists the queue and its 
   t.true(described.out.includes('Showing 3/3 entries.'), described.out);
 });
 
-test.serial('config edit, list-environments, use-environment and view; whoami through the chosen environment', async (t) => {
-  const w = t.context;
-  const admin = w.stack.server.admin.replace(/\/?$/, '/');
-  const ingress = w.stack.server.ingress.replace(/\/?$/, '/');
-  const config = `[redstate]\nadmin_base_url = "${admin}"\ningress_base_url = "${ingress}"`;
-  const editedConfig = await edited(w, { EDIT_WRITE: config }, 'config', 'edit');
-  t.is(editedConfig.code, 0, editedConfig.out);
-  const listed = await cli(w, 'config', 'list-environments');
-  t.is(listed.code, 0, listed.out);
-  t.regex(listed.out, new RegExp(`redstate\\s+${admin.replace(/[.]/g, '\\.')}`));
-  const used = await cli(w, 'config', 'use-environment', 'redstate');
-  t.is(used.code, 0, used.out);
-  t.true(used.out.includes('to redstate'), used.out);
-  const viewed = await cli(w, 'config', 'view');
-  t.is(viewed.code, 0, viewed.out);
-  t.true(viewed.out.includes(`admin_base_url = "${admin}"`), viewed.out);
-  // Without RESTATE_ADMIN_URL the CLI reaches redstate through the environment it was told to use.
-  const who = await restate({ ...w, env: { ...w.env, RESTATE_ADMIN_URL: undefined, RESTATE_INGRESS_URL: undefined } }, 'whoami');
-  t.is(who.code, 0, who.out);
-  t.true(who.out.includes(admin), who.out);
-});
+test.serial(
+  'config edit, list-environments, use-environment and view; whoami through the chosen environment',
+  async (t) => {
+    const w = t.context;
+    const admin = w.stack.server.admin.replace(/\/?$/, '/');
+    const ingress = w.stack.server.ingress.replace(/\/?$/, '/');
+    const config = `[redstate]\nadmin_base_url = "${admin}"\ningress_base_url = "${ingress}"`;
+    const editedConfig = await edited(w, { EDIT_WRITE: config }, 'config', 'edit');
+    t.is(editedConfig.code, 0, editedConfig.out);
+    const listed = await cli(w, 'config', 'list-environments');
+    t.is(listed.code, 0, listed.out);
+    t.regex(listed.out, new RegExp(`redstate\\s+${admin.replace(/[.]/g, '\\.')}`));
+    const used = await cli(w, 'config', 'use-environment', 'redstate');
+    t.is(used.code, 0, used.out);
+    t.true(used.out.includes('to redstate'), used.out);
+    const viewed = await cli(w, 'config', 'view');
+    t.is(viewed.code, 0, viewed.out);
+    t.true(viewed.out.includes(`admin_base_url = "${admin}"`), viewed.out);
+    // Without RESTATE_ADMIN_URL the CLI reaches redstate through the environment it was told to use.
+    const who = await restate(
+      { ...w, env: { ...w.env, RESTATE_ADMIN_URL: undefined, RESTATE_INGRESS_URL: undefined } },
+      'whoami',
+    );
+    t.is(who.code, 0, who.out);
+    t.true(who.out.includes(admin), who.out);
+  },
+);
 
 test.serial('completions generate and install', async (t) => {
   const w = t.context;

@@ -11,7 +11,6 @@ import { cliWorld, restate, type CliWorld } from '../support/cli.js';
 const test = anyTest as TestFn<CliWorld>;
 cliWorld(test);
 
-
 test.serial('kafka-clusters list and subscriptions list', async (t) => {
   const w = t.context;
   const empty = await restate(w, 'kafka-clusters', 'list');
@@ -21,9 +20,13 @@ test.serial('kafka-clusters list and subscriptions list', async (t) => {
   t.is(noSubs.code, 0, noSubs.out);
   t.true(noSubs.out.includes('No subscriptions registered.'), noSubs.out);
 
-  const cluster = await w.stack.admin.post('kafka-clusters', { json: { name: 'my-cluster', properties: { 'bootstrap.servers': 'localhost:19092' } } });
+  const cluster = await w.stack.admin.post('kafka-clusters', {
+    json: { name: 'my-cluster', properties: { 'bootstrap.servers': 'localhost:19092' } },
+  });
   t.is(cluster.statusCode, 201, cluster.body);
-  const sub = await w.stack.admin.post('subscriptions', { json: { source: 'kafka://my-cluster/my-topic', sink: 'service://Counter/add' } });
+  const sub = await w.stack.admin.post('subscriptions', {
+    json: { source: 'kafka://my-cluster/my-topic', sink: 'service://Counter/add' },
+  });
   t.is(sub.statusCode, 201, sub.body);
   const id = (JSON.parse(sub.body) as { id: string }).id;
 

@@ -26,7 +26,8 @@ interface World {
 const test = anyTest as TestFn<Record<string, World>>;
 
 async function statusOf(stack: Stack, id: string): Promise<string | undefined> {
-  return (await sqlRows(stack.admin, `SELECT status FROM sys_invocation WHERE id = '${id}'`))[0]?.['status'] as string | undefined;
+  return (await sqlRows(stack.admin, `SELECT status FROM sys_invocation WHERE id = '${id}'`))[0]?.['status'] as
+    string | undefined;
 }
 
 /** One invocation in each status, made the way users make them. */
@@ -46,9 +47,17 @@ async function populate(stack: Stack): Promise<Record<string, string>> {
   ids['pending'] = await sendTo(stack, 'Queue/q1/after', 'cli-pending');
   ids['backingOff'] = await sendTo(stack, 'Child/flaky', 'x');
   ids['paused'] = await sendTo(stack, 'Child/pauses', 'x');
-  const expected: Record<string, string> = { running: 'running', suspended: 'suspended', pending: 'pending', backingOff: 'backing-off', paused: 'paused', scheduled: 'scheduled' };
+  const expected: Record<string, string> = {
+    running: 'running',
+    suspended: 'suspended',
+    pending: 'pending',
+    backingOff: 'backing-off',
+    paused: 'paused',
+    scheduled: 'scheduled',
+  };
   await waitFor(async () => {
-    for (const [name, status] of Object.entries(expected)) if ((await statusOf(stack, ids[name]!)) !== status) return false;
+    for (const [name, status] of Object.entries(expected))
+      if ((await statusOf(stack, ids[name]!)) !== status) return false;
     return true;
   }, 20_000);
   return ids;
@@ -59,7 +68,9 @@ test.before(async (t) => {
     storeKinds.map(async (store) => {
       const stack = await startStack(store, { serviceFile: 'programs.mjs' });
       const configHome = await mkdtemp(path.join(tmpdir(), 'restate-cli-'));
-      const deployment = (JSON.parse((await stack.admin.get('deployments')).body) as { deployments: Array<{ id: string }> }).deployments[0]!.id;
+      const deployment = (
+        JSON.parse((await stack.admin.get('deployments')).body) as { deployments: Array<{ id: string }> }
+      ).deployments[0]!.id;
       return { stack, configHome, deployment, ids: await populate(stack) };
     }),
   );
@@ -74,7 +85,11 @@ test.after.always(async (t) => {
 });
 
 /** The invocation ids `invocations list …` printed, in order, and what it printed. */
-async function listed(t: ExecutionContext<Record<string, World>>, w: World, ...flags: string[]): Promise<{ ids: string[]; out: string }> {
+async function listed(
+  t: ExecutionContext<Record<string, World>>,
+  w: World,
+  ...flags: string[]
+): Promise<{ ids: string[]; out: string }> {
   const run = await restate(w, 'invocations', 'list', ...flags);
   t.is(run.code, 0, run.out);
   const ids = [...run.out.matchAll(/❯ \[[^\]]+\] (inv_\w+)/g)].map((m) => m[1]!);
@@ -88,7 +103,9 @@ for (const store of storeKinds) {
   test(`${store}: invocations list with each filter flag`, async (t) => {
     const w = t.context[store]!;
     const i = w.ids;
-    const active = ['running', 'suspended', 'scheduled', 'holder', 'pending', 'backingOff', 'paused', 'delayed'].map((k) => i[k]!);
+    const active = ['running', 'suspended', 'scheduled', 'holder', 'pending', 'backingOff', 'paused', 'delayed'].map(
+      (k) => i[k]!,
+    );
     const all = Object.values(i);
     const of = (...names: string[]) => sorted(names.map((n) => i[n]!));
 
@@ -98,19 +115,40 @@ for (const store of storeKinds) {
     t.deepEqual((await listed(t, w, '--all', '--limit', '3')).ids, [i['paused'], i['backingOff'], i['pending']]);
     t.deepEqual((await listed(t, w, '--all', '--oldest-first', '--limit', '2')).ids, [i['parent'], i['call']]);
     t.deepEqual(sorted((await listed(t, w, '--service', 'Child')).ids), of('delayed', 'backingOff', 'paused'));
-    t.deepEqual(sorted((await listed(t, w, '--service', 'Child,Queue', '--all')).ids), of('call', 'send', 'delayed', 'failed', 'holder', 'pending', 'backingOff', 'paused'));
-    t.deepEqual(sorted((await listed(t, w, '--handler', 'hello', '--all')).ids), of('call', 'send', 'delayed', 'objectSend'));
+    t.deepEqual(
+      sorted((await listed(t, w, '--service', 'Child,Queue', '--all')).ids),
+      of('call', 'send', 'delayed', 'failed', 'holder', 'pending', 'backingOff', 'paused'),
+    );
+    t.deepEqual(
+      sorted((await listed(t, w, '--handler', 'hello', '--all')).ids),
+      of('call', 'send', 'delayed', 'objectSend'),
+    );
     t.deepEqual(sorted((await listed(t, w, '--key', 'k', '--all')).ids), of('objectSend'));
     t.deepEqual(sorted((await listed(t, w, '--key', 'q1')).ids), of('holder', 'pending'));
-    t.deepEqual(sorted((await listed(t, w, '--virtual-objects-only', '--all')).ids), of('parent', 'objectSend', 'holder', 'pending'));
+    t.deepEqual(
+      sorted((await listed(t, w, '--virtual-objects-only', '--all')).ids),
+      of('parent', 'objectSend', 'holder', 'pending'),
+    );
     t.deepEqual((await listed(t, w, '--zombie')).ids, []);
-    t.deepEqual(sorted((await listed(t, w, '--deployment', w.deployment)).ids), of('running', 'suspended', 'holder', 'backingOff'));
-    t.deepEqual(sorted((await listed(t, w, '--status', 'pending,scheduled')).ids), of('scheduled', 'pending', 'delayed'));
+    t.deepEqual(
+      sorted((await listed(t, w, '--deployment', w.deployment)).ids),
+      of('running', 'suspended', 'holder', 'backingOff'),
+    );
+    t.deepEqual(
+      sorted((await listed(t, w, '--status', 'pending,scheduled')).ids),
+      of('scheduled', 'pending', 'delayed'),
+    );
     t.deepEqual(sorted((await listed(t, w, '--status', 'backing-off')).ids), of('backingOff'));
     t.deepEqual(sorted((await listed(t, w, '--status', 'paused')).ids), of('paused'));
     t.deepEqual((await listed(t, w, '--status', 'ready')).ids, []);
-    t.deepEqual(sorted((await listed(t, w, '--status', 'completed')).ids), of('parent', 'call', 'send', 'objectSend', 'workflow', 'failed'));
-    t.deepEqual(sorted((await listed(t, w, '--completion-result', 'success')).ids), of('parent', 'call', 'send', 'objectSend', 'workflow'));
+    t.deepEqual(
+      sorted((await listed(t, w, '--status', 'completed')).ids),
+      of('parent', 'call', 'send', 'objectSend', 'workflow', 'failed'),
+    );
+    t.deepEqual(
+      sorted((await listed(t, w, '--completion-result', 'success')).ids),
+      of('parent', 'call', 'send', 'objectSend', 'workflow'),
+    );
     t.deepEqual(sorted((await listed(t, w, '--completion-result', 'failure')).ids), of('failed'));
   });
 
@@ -118,7 +156,10 @@ for (const store of storeKinds) {
     const w = t.context[store]!;
     const { out } = await listed(t, w, '--service', 'Child');
     const block = (id: string) => out.slice(out.indexOf(id), out.indexOf('❯', out.indexOf(id)) >>> 0 || undefined);
-    t.regex(block(w.ids['delayed']!), new RegExp(`Status:\\s+scheduled[\\s\\S]*Invoked by:\\s+Parent/p1/spawn ${w.ids['parent']}`));
+    t.regex(
+      block(w.ids['delayed']!),
+      new RegExp(`Status:\\s+scheduled[\\s\\S]*Invoked by:\\s+Parent/p1/spawn ${w.ids['parent']}`),
+    );
     t.notRegex(block(w.ids['delayed']!), /Deployment:/);
     // Restate pins a deployment with the SDK's first stored entry: a handler that failed before
     // any shows the deployment of its last attempt, not as required.

@@ -13,7 +13,6 @@ import { waitFor } from '../support/wait.js';
 const test = anyTest as TestFn<CliWorld>;
 cliWorld(test);
 
-
 async function send(w: CliWorld, target: string, body: unknown): Promise<string> {
   const res = await w.stack.ingress.post(`restate/send/${target}`, { json: body });
   return (JSON.parse(res.body) as { invocationId: string }).invocationId;
@@ -42,7 +41,10 @@ test.serial('whoami, deployments and services', async (t) => {
 
   const registered = await restate(w, '--yes', 'deployments', 'register', w.objects.url, '--force');
   t.is(registered.code, 0, registered.out);
-  t.true(registered.out.includes(`This deployment is already known to the server under the ID "${w.objectsDeployment}"`), registered.out);
+  t.true(
+    registered.out.includes(`This deployment is already known to the server under the ID "${w.objectsDeployment}"`),
+    registered.out,
+  );
   t.true(registered.out.includes('[OK]: DEPLOYMENT:'), registered.out);
   t.regex(registered.out, new RegExp(`Deployment ID:\\s+${w.objectsDeployment}`));
   t.regex(registered.out, /Counter\s+2/);
@@ -144,7 +146,10 @@ test.serial('state get, kv get, state clear', async (t) => {
   t.is(cleared.code, 0, cleared.out);
   t.regex(cleared.out, /Counter\/cli1\s+\[count\]/);
   t.true(cleared.out.includes('Enqueued successfully for processing'), cleared.out);
-  await waitFor(async () => (await w.stack.ingress.post('restate/call/Counter/cli1/get', { json: null })).body === '0', 5000);
+  await waitFor(
+    async () => (await w.stack.ingress.post('restate/call/Counter/cli1/get', { json: null })).body === '0',
+    5000,
+  );
   const after = await restate(w, 'state', 'get', 'Counter', 'cli1');
   t.notRegex(after.out, /count\s+42/);
 });

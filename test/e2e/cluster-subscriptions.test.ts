@@ -8,7 +8,13 @@
 import test from 'ava';
 import { startCluster, type ClusterNodeHandle, type ClusterStack } from '../support/cluster.js';
 import { sqlRows } from '../support/stack.js';
-import { expectEveryMessageOnceInOrder, publishAll, streamProducer, subscribe, type Disruption } from '../support/streaming.js';
+import {
+  expectEveryMessageOnceInOrder,
+  publishAll,
+  streamProducer,
+  subscribe,
+  type Disruption,
+} from '../support/streaming.js';
 
 /** The node that owns partition 0 now (node ids are `node-<index>`, support/cluster.ts). */
 async function consumerNode(stack: ClusterStack): Promise<ClusterNodeHandle> {
@@ -31,20 +37,26 @@ const bounceConsumer = (stack: ClusterStack, atMs: number, how: 'SIGTERM' | 'SIG
   },
 });
 
-test.serial('3 nodes: a Redis stream is consumed by one node, also across a SIGTERM and a SIGKILL of that node: every message once, in key order', async (t) => {
-  const stack = await startCluster(3, { serviceFile: 'subscriptions.mjs' });
-  try {
-    const id = await subscribe(stack.nodes[1]!.admin, 'redis-stream://orders');
-    const p = streamProducer(stack.store.redisUrl!, 'orders');
-    await publishAll((i) => p.publish(i), 9000, [bounceConsumer(stack, 2000, 'SIGTERM'), bounceConsumer(stack, 5500, 'SIGKILL')]);
-    await p.close();
-    await expectEveryMessageOnceInOrder(t, stack.nodes[2]!, 90_000);
-    // Every node shows the consuming node's progress.
-    for (const node of stack.nodes) {
-      const rows = await sqlRows(node.admin, `SELECT status, lag FROM sys_subscription_progress WHERE id = '${id}'`);
-      t.deepEqual(rows, [{ status: 'running', lag: 0 }]);
+test.serial(
+  '3 nodes: a Redis stream is consumed by one node, also across a SIGTERM and a SIGKILL of that node: every message once, in key order',
+  async (t) => {
+    const stack = await startCluster(3, { serviceFile: 'subscriptions.mjs' });
+    try {
+      const id = await subscribe(stack.nodes[1]!.admin, 'redis-stream://orders');
+      const p = streamProducer(stack.store.redisUrl!, 'orders');
+      await publishAll((i) => p.publish(i), 9000, [
+        bounceConsumer(stack, 2000, 'SIGTERM'),
+        bounceConsumer(stack, 5500, 'SIGKILL'),
+      ]);
+      await p.close();
+      await expectEveryMessageOnceInOrder(t, stack.nodes[2]!, 90_000);
+      // Every node shows the consuming node's progress.
+      for (const node of stack.nodes) {
+        const rows = await sqlRows(node.admin, `SELECT status, lag FROM sys_subscription_progress WHERE id = '${id}'`);
+        t.deepEqual(rows, [{ status: 'running', lag: 0 }]);
+      }
+    } finally {
+      await stack.stop();
     }
-  } finally {
-    await stack.stop();
-  }
-});
+  },
+);

@@ -18,14 +18,21 @@ async function metrics(stack: Stack): Promise<string> {
 
 async function commits(stack: Stack, backend: string): Promise<number> {
   // The series appears with the first commit.
-  return Number(new RegExp(`^redstate_store_commit_duration_seconds_count\\{backend="${backend}"\\} (\\d+)$`, 'm').exec(await metrics(stack))?.[1] ?? 0);
+  return Number(
+    new RegExp(`^redstate_store_commit_duration_seconds_count\\{backend="${backend}"\\} (\\d+)$`, 'm').exec(
+      await metrics(stack),
+    )?.[1] ?? 0,
+  );
 }
 
 /** Handler look-ups in the registry, and entries into the runtime's face (every operation summed). */
 async function lookupsAndEntries(stack: Stack): Promise<{ lookups: number; entries: number }> {
   const text = await metrics(stack);
   const lookups = Number(/^redstate_registry_handler_lookups_total (\d+)$/m.exec(text)?.[1] ?? 0);
-  const entries = [...text.matchAll(/^redstate_runtime_operations_total\{operation="[^"]+"\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+  const entries = [...text.matchAll(/^redstate_runtime_operations_total\{operation="[^"]+"\} (\d+)$/gm)].reduce(
+    (n, m) => n + Number(m[1]),
+    0,
+  );
   return { lookups, entries };
 }
 
@@ -34,8 +41,10 @@ for (const store of storeKinds) {
     const stack = await startStack(store);
     try {
       const before = await lookupsAndEntries(stack);
-      for (let i = 0; i < CALLS; i++) t.is((await stack.ingress.post('restate/call/Durable/greet', { json: 'x' })).statusCode, 200);
-      for (let i = 0; i < CALLS; i++) t.is((await stack.ingress.post('restate/call/Tally/one/add', { json: 1 })).statusCode, 200);
+      for (let i = 0; i < CALLS; i++)
+        t.is((await stack.ingress.post('restate/call/Durable/greet', { json: 'x' })).statusCode, 200);
+      for (let i = 0; i < CALLS; i++)
+        t.is((await stack.ingress.post('restate/call/Tally/one/add', { json: 1 })).statusCode, 200);
       const after = await lookupsAndEntries(stack);
       t.is((after.lookups - before.lookups) / (2 * CALLS), 1, 'registry look-ups per call');
       t.is((after.entries - before.entries) / (2 * CALLS), 1, 'runtime entries per call');
@@ -51,7 +60,8 @@ for (const store of storeKinds) {
         const before = await commits(stack, backendOf(store));
         // One at a time: commits of concurrent calls would still be counted one by one, but
         // sequential calls keep the count free of retries caused by load.
-        for (let i = 0; i < CALLS; i++) t.is((await stack.ingress.post(`restate/call/${path}`, { json: body(i) })).statusCode, 200);
+        for (let i = 0; i < CALLS; i++)
+          t.is((await stack.ingress.post(`restate/call/${path}`, { json: body(i) })).statusCode, 200);
         return ((await commits(stack, backendOf(store))) - before) / CALLS;
       };
       t.is(await perCall('Durable/greet', () => 'x'), 2);

@@ -40,8 +40,14 @@ for (const store of storeKinds) {
     try {
       const waiting = `${store}-crash-awk-waiting`;
       const resolved = `${store}-crash-awk-resolved`;
-      const [waitingId, resolvedId] = await Promise.all([send(stack, 'Awakeables/wait', { tag: waiting }), send(stack, 'Awakeables/wait', { tag: resolved })]);
-      const [waitingAwk, resolvedAwk] = await Promise.all([awaitPublished(stack, waiting, 'awakeable'), awaitPublished(stack, resolved, 'awakeable')]);
+      const [waitingId, resolvedId] = await Promise.all([
+        send(stack, 'Awakeables/wait', { tag: waiting }),
+        send(stack, 'Awakeables/wait', { tag: resolved }),
+      ]);
+      const [waitingAwk, resolvedAwk] = await Promise.all([
+        awaitPublished(stack, waiting, 'awakeable'),
+        awaitPublished(stack, resolved, 'awakeable'),
+      ]);
       // 202 means stored: the resolve must survive a kill right after it.
       const accepted = await stack.ingress.post(`restate/a/${resolvedAwk}/resolve`, { json: 'before the crash' });
       t.is(accepted.statusCode, 202);
@@ -74,7 +80,16 @@ for (const store of storeKinds) {
       const attacher = await send(stack, 'Attacher/attach', target);
       // Killed once step a is stored and the callee sleeps: a step cut by the kill would run
       // again (at least once, §10), and this test counts steps.
-      await waitFor(async () => (await sqlRows(stack.admin, `SELECT index FROM sys_journal WHERE id = '${target}' AND entry_type = 'Command: Sleep'`)).length === 1, 15_000);
+      await waitFor(
+        async () =>
+          (
+            await sqlRows(
+              stack.admin,
+              `SELECT index FROM sys_journal WHERE id = '${target}' AND entry_type = 'Command: Sleep'`,
+            )
+          ).length === 1,
+        15_000,
+      );
       await crash(stack);
       const res = await stack.ingress.get(`restate/attach/${attacher}`);
       t.is(res.statusCode, 200, stack.server.output().slice(-2000));

@@ -14,7 +14,13 @@ const test = anyTest as TestFn<Record<string, Stack>>;
 const V7 = { REDSTATE_EXPERIMENTAL_ENABLE_PROTOCOL_V7: 'true' };
 
 test.before(async (t) => {
-  const kinds = storeKinds.flatMap((k) => [[k, k, {}], [`${k} v7`, k, V7]] as const);
+  const kinds = storeKinds.flatMap(
+    (k) =>
+      [
+        [k, k, {}],
+        [`${k} v7`, k, V7],
+      ] as const,
+  );
   const stacks = await Promise.all(kinds.map(([, k, env]) => startStack(k, { serviceFile: 'context.mjs', env })));
   t.context = Object.fromEntries(kinds.map(([name], i) => [name, stacks[i]!]));
 });
@@ -26,7 +32,12 @@ test.after.always(async (t) => {
 type Json = Record<string, unknown>;
 
 /** A call through the ingress that must succeed; answers the parsed JSON output. */
-async function call(t: ExecutionContext<Record<string, Stack>>, stack: Stack, path: string, json?: unknown): Promise<unknown> {
+async function call(
+  t: ExecutionContext<Record<string, Stack>>,
+  stack: Stack,
+  path: string,
+  json?: unknown,
+): Promise<unknown> {
   const res = await stack.ingress.post(`restate/call/${path}`, json === undefined ? {} : { json });
   t.is(res.statusCode, 200, `${path}: ${res.body}\n${stack.server.output().slice(-1500)}`);
   return res.body === '' ? undefined : JSON.parse(res.body);
@@ -114,7 +125,11 @@ for (const store of storeKinds) {
   });
 
   test(`${store}: a callee's TerminalError reaches the caller`, async (t) => {
-    t.deepEqual(await call(t, t.context[store]!, 'Caller/callFailing'), { terminal: true, code: 418, message: 'callee says no' });
+    t.deepEqual(await call(t, t.context[store]!, 'Caller/callFailing'), {
+      terminal: true,
+      code: 418,
+      message: 'callee says no',
+    });
   });
 
   test(`${store}: binary request and response through a call`, async (t) => {
@@ -131,7 +146,10 @@ for (const store of storeKinds) {
   test(`${store}: a delayed send runs no earlier than its delay`, async (t) => {
     const stack = t.context[store]!;
     const tag = `${store}-delayed`;
-    const out = (await call(t, stack, 'Caller/sendDelayed', { tag, delayMs: 700 })) as { sentAt: number; calleeId: string };
+    const out = (await call(t, stack, 'Caller/sendDelayed', { tag, delayMs: 700 })) as {
+      sentAt: number;
+      calleeId: string;
+    };
     const early = await stack.ingress.get(`restate/output/${out.calleeId}`);
     t.is(early.statusCode, 470);
     const attached = await stack.ingress.get(`restate/attach/${out.calleeId}`);
@@ -149,7 +167,10 @@ for (const store of storeKinds) {
       t.is(await call(t, stack, `${base}/add`, 2), 2);
       t.is(await call(t, stack, `${base}/add`, 3), 5);
       await call(t, stack, `${base}/set`, { a: 'x', b: [1, 2] });
-      const bytes = await stack.ingress.post(`restate/call/${base}/setBytes`, { headers: { 'content-type': 'application/octet-stream' }, body: Buffer.from([9, 0, 7]) });
+      const bytes = await stack.ingress.post(`restate/call/${base}/setBytes`, {
+        headers: { 'content-type': 'application/octet-stream' },
+        body: Buffer.from([9, 0, 7]),
+      });
       t.is(bytes.statusCode, 200);
       t.deepEqual(await call(t, stack, `${base}/snapshot`), {
         keys: ['a', 'b', 'bytes', 'count'],
@@ -212,9 +233,17 @@ for (const store of storeKinds) {
     };
     accepted(await stack.ingress.post(`restate/a/${json.awakeable}/resolve`, { json: { ok: true } }));
     accepted(await stack.ingress.post(`restate/a/${empty.awakeable}/resolve`));
-    accepted(await stack.ingress.post(`restate/a/${text.awakeable}/reject`, { headers: { 'content-type': 'text/plain' }, body: 'nope reason' }));
     accepted(
-      await stack.ingress.post(`restate/awakeables/${binary.awakeable}/resolve`, { headers: { 'content-type': 'application/octet-stream' }, body: Buffer.from([0, 255, 1]) }),
+      await stack.ingress.post(`restate/a/${text.awakeable}/reject`, {
+        headers: { 'content-type': 'text/plain' },
+        body: 'nope reason',
+      }),
+    );
+    accepted(
+      await stack.ingress.post(`restate/awakeables/${binary.awakeable}/resolve`, {
+        headers: { 'content-type': 'application/octet-stream' },
+        body: Buffer.from([0, 255, 1]),
+      }),
     );
     t.deepEqual(await outcome(stack, json.id), { resolvedWith: { ok: true } });
     t.deepEqual(await outcome(stack, empty.id), {});
@@ -234,7 +263,10 @@ for (const store of storeKinds) {
     t.is(garbage.headers['x-restate-error-source'], 'ingress');
     // A malformed signal id is reported as no awakeable id of the older form either.
     const short = await ingress.post('restate/a/sign_1abc/resolve', { json: 1 });
-    t.is(short.body, `{"code":400,"message":"bad awakeable id 'sign_1abc': id doesn't match the expected type","source":"ingress"}`);
+    t.is(
+      short.body,
+      `{"code":400,"message":"bad awakeable id 'sign_1abc': id doesn't match the expected type","source":"ingress"}`,
+    );
     const get = await ingress.get(`restate/a/${id}/resolve`);
     t.is(get.statusCode, 405);
     t.is(get.body, '{"code":405,"message":"method not allowed","source":"ingress"}');
@@ -280,11 +312,21 @@ for (const store of storeKinds) {
   test(`${store}: attach to a failed, an unknown and a just-sent invocation`, async (t) => {
     const stack = t.context[store]!;
     const failed = await send(stack, 'Callee/fail', { code: 409, message: 'failed on purpose' });
-    t.deepEqual(await call(t, stack, 'Attacher/attach', failed), { failure: { terminal: true, code: 409, message: 'failed on purpose' } });
-    t.deepEqual(await call(t, stack, 'Attacher/output', failed), { ready: true, failure: { code: 409, message: 'failed on purpose' } });
+    t.deepEqual(await call(t, stack, 'Attacher/attach', failed), {
+      failure: { terminal: true, code: 409, message: 'failed on purpose' },
+    });
+    t.deepEqual(await call(t, stack, 'Attacher/output', failed), {
+      ready: true,
+      failure: { code: 409, message: 'failed on purpose' },
+    });
     const unknown = 'inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi';
-    t.deepEqual(await call(t, stack, 'Attacher/attach', unknown), { failure: { terminal: true, code: 404, message: 'not found' } });
-    t.deepEqual(await call(t, stack, 'Attacher/output', unknown), { ready: true, failure: { code: 404, message: 'not found' } });
+    t.deepEqual(await call(t, stack, 'Attacher/attach', unknown), {
+      failure: { terminal: true, code: 404, message: 'not found' },
+    });
+    t.deepEqual(await call(t, stack, 'Attacher/output', unknown), {
+      ready: true,
+      failure: { code: 404, message: 'not found' },
+    });
     const tag = `${store}-send-attach`;
     const out = (await call(t, stack, 'Attacher/sendThenAttach', tag)) as Json;
     t.is(out['value'], `slow ${tag}`);

@@ -10,7 +10,6 @@ import { waitFor } from '../support/wait.js';
 const N = 20;
 const SLEEP_MS = 4000;
 
-
 for (const store of storeKinds) {
   test.serial(`${store}: SIGKILL during a durable sleep loses nothing and repeats nothing`, async (t) => {
     const stack = await startStack(store);

@@ -15,14 +15,35 @@ const test = anyTest as TestFn<Record<string, Stack>>;
 
 stacksPerStore(test, { serviceFile: 'ecosystem.mjs' });
 
-const snapshot = (value: string, context: object, extra: { children?: object; tags?: string[]; status?: string } = {}) =>
-  JSON.stringify({ status: extra.status ?? 'active', value, historyValue: {}, context, children: extra.children ?? {}, tags: extra.tags ?? [] });
+const snapshot = (
+  value: string,
+  context: object,
+  extra: { children?: object; tags?: string[]; status?: string } = {},
+) =>
+  JSON.stringify({
+    status: extra.status ?? 'active',
+    value,
+    historyValue: {},
+    context,
+    children: extra.children ?? {},
+    tags: extra.tags ?? [],
+  });
 
 const authorising = (user: string) =>
-  snapshot('authorising', { user, token: null }, {
-    children: { '0.auth.authorising': { snapshot: { status: 'active', input: { user }, sent: true }, src: 'authorise', syncSnapshot: false } },
-    tags: ['busy'],
-  });
+  snapshot(
+    'authorising',
+    { user, token: null },
+    {
+      children: {
+        '0.auth.authorising': {
+          snapshot: { status: 'active', input: { user }, sent: true },
+          src: 'authorise',
+          syncSnapshot: false,
+        },
+      },
+      tags: ['busy'],
+    },
+  );
 
 for (const store of storeKinds) {
   test(`${store}: an XState machine through /{machine}/{key}/send, as @restatedev/xstate's README drives it`, async (t) => {
@@ -33,7 +54,10 @@ for (const store of storeKinds) {
     // A key never created: the package's own 404, from the handler named `send`.
     const never = await ingress.post(`auth/${store}-never/send`, { json: event });
     t.is(never.statusCode, 404);
-    t.is(never.body, `{"code":404,"message":"No state machine found for this workflow ID. Call 'create' first.","source":"invocation"}`);
+    t.is(
+      never.body,
+      `{"code":404,"message":"No state machine found for this workflow ID. Call 'create' first.","source":"invocation"}`,
+    );
     t.regex(String(never.headers['x-restate-id']), /^inv_/);
 
     const created = await ingress.post(`auth/${key}/create`, { json: { input: { user: 'ada' } } });
@@ -59,7 +83,11 @@ for (const store of storeKinds) {
     const { ingress } = t.context[store]!;
     const key = `${store}-m2`;
     t.is((await ingress.get(`auth/${key}/create`)).statusCode, 200);
-    const wait = () => ingress.post(`auth/${key}/waitFor`, { json: { condition: 'done', event: { type: 'AUTH' } }, headers: { 'idempotency-key': `wait-${key}` } });
+    const wait = () =>
+      ingress.post(`auth/${key}/waitFor`, {
+        json: { condition: 'done', event: { type: 'AUTH' } },
+        headers: { 'idempotency-key': `wait-${key}` },
+      });
     const done = snapshot('done', { user: 'anonymous', token: 'token-for-anonymous' }, { status: 'done' });
     const first = await wait();
     t.is(first.statusCode, 200);
@@ -135,14 +163,19 @@ for (const store of storeKinds) {
     t.deepEqual(described((JSON.parse(deployment.body) as { services: Service[] }).services), expected);
     for (const name of ['ZGreeter', 'ZCounter']) {
       const service = JSON.parse((await admin.get(`services/${name}`)).body) as Service;
-      t.deepEqual(described([service]), Object.fromEntries(Object.entries(expected).filter(([k]) => k.startsWith(`${name}/`))));
+      t.deepEqual(
+        described([service]),
+        Object.fromEntries(Object.entries(expected).filter(([k]) => k.startsWith(`${name}/`))),
+      );
     }
     const age = JSON.parse((await admin.get('services/ZGreeter/handlers/age')).body) as Handler;
     t.deepEqual([age.input_description, age.output_description], expected['ZGreeter/age']);
 
     for (const name of ['ZGreeter', 'ZCounter', 'auth']) {
       const doc = JSON.parse((await admin.get(`services/${name}/openapi`)).body) as { servers: unknown };
-      const reference = JSON.parse(readFileSync(fixturePath('service-openapi', `service-openapi-${name}-1.7.12.json`), 'utf8')) as { servers: unknown };
+      const reference = JSON.parse(
+        readFileSync(fixturePath('service-openapi', `service-openapi-${name}-1.7.12.json`), 'utf8'),
+      ) as { servers: unknown };
       t.deepEqual({ ...doc, servers: reference.servers }, reference, name);
     }
   });

@@ -30,7 +30,9 @@ for (const store of storeKinds) {
         const c = await stack.counts();
         t.is(c[`${tag}:a`], 1);
         t.is(c[`${tag}:b`], 1);
-        const flaky = await stack.ingress.post('restate/call/Durable/flaky', { json: { tag: `${tag}-flaky`, times: 1 } });
+        const flaky = await stack.ingress.post('restate/call/Durable/flaky', {
+          json: { tag: `${tag}-flaky`, times: 1 },
+        });
         t.is(flaky.body, '"ok after 2"');
       } finally {
         await stack.stop();

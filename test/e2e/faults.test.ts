@@ -15,16 +15,30 @@ import { storeKinds, type StoreKind } from '../support/stack.js';
 
 const short = { rounds: 1, ops: 300, concurrency: 48, seed: 1, settleMs: 30_000 };
 
-const victims: Record<FaultKind, string> = { server: 'redstate (restarted at once)', sdk: 'the SDK service', redis: 'redis-server' };
+const victims: Record<FaultKind, string> = {
+  server: 'redstate (restarted at once)',
+  sdk: 'the SDK service',
+  redis: 'redis-server',
+};
 
-const run = (store: StoreKind, fault: FaultKind, downtimeMs?: [number, number], why = '', faultsPerRound = fault === 'sdk' ? 2 : 3) =>
+const run = (
+  store: StoreKind,
+  fault: FaultKind,
+  downtimeMs?: [number, number],
+  why = '',
+  faultsPerRound = fault === 'sdk' ? 2 : 3,
+) =>
   test.serial(`${store}: SIGKILLs of ${victims[fault]} during the load break nothing${why}`, async (t) => {
     // A failing round waits out its bounds (operations, settle, final calls).
     t.timeout(240_000);
     // Each SDK kill keeps the service down for 3 s: two of them are enough to retry across.
     const r = await runRound({ ...short, store, fault, faultsPerRound, ...(downtimeMs ? { downtimeMs } : {}) }, 1);
     t.log(summary(r));
-    t.deepEqual(r.violations.map((v) => `${v.kind} ${v.subject}`), [], evidence(r));
+    t.deepEqual(
+      r.violations.map((v) => `${v.kind} ${v.subject}`),
+      [],
+      evidence(r),
+    );
     // The client retried every 503, so an operation left unanswered timed out (or was reset):
     // shown, as the counts are exact only for the keys whose adds all answered.
     if (r.acked < r.ops) t.log(`${r.ops - r.acked} operation(s) unanswered without a 503`);

@@ -34,7 +34,11 @@ interface Answer {
 }
 
 const bytesOf = (body: Body): Buffer | undefined =>
-  body === undefined ? undefined : 'filled' in body ? Buffer.alloc(body.filled, 0x7b) : Buffer.from(body.bytes, 'latin1');
+  body === undefined
+    ? undefined
+    : 'filled' in body
+      ? Buffer.alloc(body.filled, 0x7b)
+      : Buffer.from(body.bytes, 'latin1');
 
 /**
  * Sends the request as given (no client-side normalisation of the path). A server may answer
@@ -45,15 +49,21 @@ const bytesOf = (body: Body): Buffer | undefined =>
 function send(stack: Stack, r: Request): Promise<Answer> {
   const base = new URL(r.port === 'ingress' ? stack.server.ingress : stack.server.admin);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: base.hostname, port: base.port, method: r.method, path: r.path, headers: r.headers, timeout: 10_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8').slice(0, 2000) }));
-      res.on('error', () => resolve({ status: res.statusCode ?? 0, body: '' }));
-    });
+    const req = http.request(
+      { host: base.hostname, port: base.port, method: r.method, path: r.path, headers: r.headers, timeout: 10_000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8').slice(0, 2000) }),
+        );
+        res.on('error', () => resolve({ status: res.statusCode ?? 0, body: '' }));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`no answer within 10 s: ${r.method} ${r.path.slice(0, 200)}`)));
     req.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'ECONNRESET' || err.code === 'EPIPE') resolve({ status: 0, body: 'connection closed while sending' });
+      if (err.code === 'ECONNRESET' || err.code === 'EPIPE')
+        resolve({ status: 0, body: 'connection closed while sending' });
       else reject(err);
     });
     req.end(bytesOf(r.body));
@@ -68,12 +78,42 @@ function send(stack: Stack, r: Request): Promise<Answer> {
 function allowedServerError(a: Answer): boolean {
   if (a.status === 501) return true;
   if (a.status !== 500) return false;
-  return ['Datafusion error', '"restate_code":"META0003"', '"message":"cannot read body: '].some((known) => a.body.includes(known));
+  return ['Datafusion error', '"restate_code":"META0003"', '"message":"cannot read body: '].some((known) =>
+    a.body.includes(known),
+  );
 }
 
 const segment = fc.oneof(
-  fc.constantFrom('Greeter', 'greet', 'Counter', 'Signup', 'run', 'k1', 'send', 'call', 'attach', 'output', 'cancel', 'kill', 'purge', 'resume', 'pause', 'state', 'handlers', 'openapi', ''),
-  fc.constantFrom('inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi', 'inv_123', 'dp_15mkDZVNLJ7axAH3QeEdtQt', 'sub_17hdUi783eTanc5O0FoCdUd', 'vq_15XrKI6E8WY65oc96raHL64V3Bk03Ao6MS', 'sign_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAEQ', 'x_1abc'),
+  fc.constantFrom(
+    'Greeter',
+    'greet',
+    'Counter',
+    'Signup',
+    'run',
+    'k1',
+    'send',
+    'call',
+    'attach',
+    'output',
+    'cancel',
+    'kill',
+    'purge',
+    'resume',
+    'pause',
+    'state',
+    'handlers',
+    'openapi',
+    '',
+  ),
+  fc.constantFrom(
+    'inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi',
+    'inv_123',
+    'dp_15mkDZVNLJ7axAH3QeEdtQt',
+    'sub_17hdUi783eTanc5O0FoCdUd',
+    'vq_15XrKI6E8WY65oc96raHL64V3Bk03Ao6MS',
+    'sign_1Ky_kG4S6D_i6jcSCnYCJgmiNVBYxamGrAAAAEQ',
+    'x_1abc',
+  ),
   fc.string({ maxLength: 20 }).map(encodeURIComponent),
   fc.string({ unit: 'binary', maxLength: 12 }).map(encodeURIComponent),
   fc.constantFrom('%zz', '%', '..', '.', '%2F', '%00', 'a%20b'),
@@ -81,26 +121,72 @@ const segment = fc.oneof(
 );
 
 const prefix = fc.constantFrom(
-  ['ingress', 'restate/call'], ['ingress', 'restate/send'], ['ingress', 'restate/attach'], ['ingress', 'restate/output'],
-  ['ingress', 'restate/a'], ['ingress', 'restate/awakeables'], ['ingress', 'restate/invocation'], ['ingress', 'restate/workflow'],
-  ['ingress', 'restate/lookup'], ['ingress', 'restate/health'], ['ingress', 'restate/scope/s1/call'], ['ingress', 'restate'], ['ingress', ''],
-  ['admin', 'deployments'], ['admin', 'services'], ['admin', 'invocations'], ['admin', 'query'], ['admin', 'subscriptions'],
-  ['admin', 'kafka-clusters'], ['admin', 'limits/rules'], ['admin', 'limits/rules/bulk-delete'], ['admin', 'vqueues'], ['admin', 'version'],
-  ['admin', 'health'], ['admin', 'openapi'], ['admin', 'cluster-health'], ['admin', 'v1/version'], ['admin', 'v4/services'], ['admin', 'v5/health'], ['admin', ''],
+  ['ingress', 'restate/call'],
+  ['ingress', 'restate/send'],
+  ['ingress', 'restate/attach'],
+  ['ingress', 'restate/output'],
+  ['ingress', 'restate/a'],
+  ['ingress', 'restate/awakeables'],
+  ['ingress', 'restate/invocation'],
+  ['ingress', 'restate/workflow'],
+  ['ingress', 'restate/lookup'],
+  ['ingress', 'restate/health'],
+  ['ingress', 'restate/scope/s1/call'],
+  ['ingress', 'restate'],
+  ['ingress', ''],
+  ['admin', 'deployments'],
+  ['admin', 'services'],
+  ['admin', 'invocations'],
+  ['admin', 'query'],
+  ['admin', 'subscriptions'],
+  ['admin', 'kafka-clusters'],
+  ['admin', 'limits/rules'],
+  ['admin', 'limits/rules/bulk-delete'],
+  ['admin', 'vqueues'],
+  ['admin', 'version'],
+  ['admin', 'health'],
+  ['admin', 'openapi'],
+  ['admin', 'cluster-health'],
+  ['admin', 'v1/version'],
+  ['admin', 'v4/services'],
+  ['admin', 'v5/health'],
+  ['admin', ''],
 ) as fc.Arbitrary<['ingress' | 'admin', string]>;
 
 const queryString = fc.option(
-  fc.array(
-    fc.tuple(fc.constantFrom('mode', 'delay', 'from', 'deployment', 'force', 'limit-key', 'include_subscriptions', 'sink', fc.sample(fc.string(), 1)[0]!), fc.string({ maxLength: 30 })),
-    { maxLength: 3 },
-  ).map((pairs) => '?' + pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&')),
+  fc
+    .array(
+      fc.tuple(
+        fc.constantFrom(
+          'mode',
+          'delay',
+          'from',
+          'deployment',
+          'force',
+          'limit-key',
+          'include_subscriptions',
+          'sink',
+          fc.sample(fc.string(), 1)[0]!,
+        ),
+        fc.string({ maxLength: 30 }),
+      ),
+      { maxLength: 3 },
+    )
+    .map((pairs) => '?' + pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&')),
   { nil: '' },
 );
 
 const headerValue = fc.string({ maxLength: 40 }).map((s) => s.replace(/[^\x20-\x7e]/g, ''));
 const headers = fc.record(
   {
-    'content-type': fc.constantFrom('application/json', 'application/octet-stream', 'text/plain', 'application/vnd.x+json', 'application/json; charset=utf-8', ''),
+    'content-type': fc.constantFrom(
+      'application/json',
+      'application/octet-stream',
+      'text/plain',
+      'application/vnd.x+json',
+      'application/json; charset=utf-8',
+      '',
+    ),
     accept: fc.constantFrom('application/json', '*/*', 'application/vnd.apache.arrow.stream', 'text/html'),
     'idempotency-key': headerValue,
     'x-restate-limit-key': headerValue,
@@ -114,9 +200,38 @@ const headers = fc.record(
 
 const jsonBody = fc.oneof(
   fc.json({ maxDepth: 3 }),
-  fc.record({ uri: fc.constantFrom('http://127.0.0.1:1/', 'not a uri', 'http://[::1', ''), force: fc.boolean(), use_http_11: fc.boolean() }, { requiredKeys: [] }).map((v) => JSON.stringify(v)),
-  fc.record({ query: fc.constantFrom('SELECT 1', 'SELECT * FROM sys_invocation', 'SELEC', 'PRAGMA version', "SELECT * FROM read_csv('x')", 'SELECT id FROM sys_journal LIMIT 5', 'DELETE FROM sys_service') }).map((v) => JSON.stringify(v)),
-  fc.record({ object_key: fc.string({ maxLength: 3000 }), new_state: fc.dictionary(fc.string({ maxLength: 5 }), fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: 5 })) }).map((v) => JSON.stringify(v)),
+  fc
+    .record(
+      {
+        uri: fc.constantFrom('http://127.0.0.1:1/', 'not a uri', 'http://[::1', ''),
+        force: fc.boolean(),
+        use_http_11: fc.boolean(),
+      },
+      { requiredKeys: [] },
+    )
+    .map((v) => JSON.stringify(v)),
+  fc
+    .record({
+      query: fc.constantFrom(
+        'SELECT 1',
+        'SELECT * FROM sys_invocation',
+        'SELEC',
+        'PRAGMA version',
+        "SELECT * FROM read_csv('x')",
+        'SELECT id FROM sys_journal LIMIT 5',
+        'DELETE FROM sys_service',
+      ),
+    })
+    .map((v) => JSON.stringify(v)),
+  fc
+    .record({
+      object_key: fc.string({ maxLength: 3000 }),
+      new_state: fc.dictionary(
+        fc.string({ maxLength: 5 }),
+        fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: 5 }),
+      ),
+    })
+    .map((v) => JSON.stringify(v)),
 );
 
 const body: fc.Arbitrary<Body> = fc.option(
@@ -140,7 +255,10 @@ const request: fc.Arbitrary<Request> = fc
   .map(({ prefix: [port, first], segments, query, method, headers: h, body: b }) => ({
     port,
     method,
-    path: `/${[first, ...segments].filter((s, i) => i === 0 || s !== undefined).join('/')}${query}`.replace(/^\/\//, '/'),
+    path: `/${[first, ...segments].filter((s, i) => i === 0 || s !== undefined).join('/')}${query}`.replace(
+      /^\/\//,
+      '/',
+    ),
     headers: Object.fromEntries(Object.entries(h).filter(([, v]) => v !== '')),
     body: b,
   }));
@@ -154,7 +272,9 @@ test('random requests to ingress and admin: no unexpected 5xx, no hang, no crash
         runs++;
         const answer = await send(stack, r);
         if (answer.status >= 500 && !allowedServerError(answer)) {
-          throw new Error(`${r.method} ${r.port} ${r.path.slice(0, 300)} -> ${answer.status} ${answer.body.slice(0, 500)}`);
+          throw new Error(
+            `${r.method} ${r.port} ${r.path.slice(0, 300)} -> ${answer.status} ${answer.body.slice(0, 500)}`,
+          );
         }
       }),
       { numRuns: RUNS, interruptAfterTimeLimit: SECONDS * 1000, markInterruptAsFailure: false, verbose: 1 },

@@ -54,7 +54,10 @@ for (const store of storeKinds) {
     t.is(again.headers['x-restate-error-source'], 'invocation');
     const sent = await ingress.post(`restate/send/QuickWf/${wf}/run`, { json: {} });
     t.deepEqual(JSON.parse(sent.body), { invocationId: first.headers['x-restate-id'], status: 'PreviouslyAccepted' });
-    const withKey = await ingress.post(`restate/call/QuickWf/${wf}-b/run`, { headers: { 'idempotency-key': 'k' }, json: {} });
+    const withKey = await ingress.post(`restate/call/QuickWf/${wf}-b/run`, {
+      headers: { 'idempotency-key': 'k' },
+      json: {},
+    });
     t.is(withKey.statusCode, 400);
     t.is(
       withKey.body,

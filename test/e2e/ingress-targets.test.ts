@@ -18,7 +18,13 @@ const EXPIRES = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,3})?\+00:00$/;
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 /** An ingress error as the reference shows it: status, exact body, source header, and whether it names an invocation. */
-function expectError(t: ExecutionContext, res: Response<string>, status: number, body: string, invocationId?: string): void {
+function expectError(
+  t: ExecutionContext,
+  res: Response<string>,
+  status: number,
+  body: string,
+  invocationId?: string,
+): void {
   t.is(res.statusCode, status, res.body);
   t.is(res.body, body);
   t.is(res.headers['content-type'], 'application/json');
@@ -60,7 +66,10 @@ for (const store of storeKinds) {
       ['{}', 'missing field `target` at line 1 column 2'],
       ['{"target":{}}', 'invalid type: map, expected variant identifier at line 1 column 10'],
       ['{"target":{"type":"workflow"}}', 'invalid type: map, expected variant identifier at line 1 column 10'],
-      ['{"target":"x"}', 'unknown variant `x`, expected one of `workflow`, `idempotentInvocation`, `invocation` at line 1 column 13'],
+      [
+        '{"target":"x"}',
+        'unknown variant `x`, expected one of `workflow`, `idempotentInvocation`, `invocation` at line 1 column 13',
+      ],
       ['{"target":"workflow"}', 'missing field `workflowName`'],
       ['{"target":"workflow","workflowName":"Signup"}', 'missing field `workflowKey`'],
       ['{"target":"idempotentInvocation"}', 'missing field `service`'],
@@ -76,7 +85,10 @@ for (const store of storeKinds) {
     }
     // The exact bodies of the transcripts.
     const empty = await stack.ingress.post('restate/lookup');
-    t.is(empty.body, '{"code":500,"message":"cannot read body: invalid lookup body: EOF while parsing a value at line 1 column 0","source":"ingress"}');
+    t.is(
+      empty.body,
+      '{"code":500,"message":"cannot read body: invalid lookup body: EOF while parsing a value at line 1 column 0","source":"ingress"}',
+    );
     for (const op of ['attach', 'output']) {
       expectError(
         t,
@@ -104,8 +116,14 @@ for (const store of storeKinds) {
       '{"code":400,"message":"bad invocation id \'garbage\': bad format","source":"ingress"}',
     );
     // GET on the POST-only forms, POST on the GET-only ones.
-    for (const path of ['restate/lookup', 'restate/attach', 'restate/output']) expectError(t, await stack.ingress.get(path), 405, METHOD_NOT_ALLOWED);
-    expectError(t, await post(stack, 'restate/attach/inv_1kVTqOP0mI7Y4zp1e76QpoPzHwv1ILotFt', ''), 405, METHOD_NOT_ALLOWED);
+    for (const path of ['restate/lookup', 'restate/attach', 'restate/output'])
+      expectError(t, await stack.ingress.get(path), 405, METHOD_NOT_ALLOWED);
+    expectError(
+      t,
+      await post(stack, 'restate/attach/inv_1kVTqOP0mI7Y4zp1e76QpoPzHwv1ILotFt', ''),
+      405,
+      METHOD_NOT_ALLOWED,
+    );
     expectError(t, await post(stack, 'restate/workflow/QuickWf/w1/attach', ''), 405, METHOD_NOT_ALLOWED);
     expectError(t, await post(stack, 'restate/invocation/Once/run/ik/output', ''), 405, METHOD_NOT_ALLOWED);
     expectError(t, await stack.ingress.get('restate/workflow/QuickWf/w1/bogus'), 404, ingressError(404, 'not found'));
@@ -117,7 +135,11 @@ for (const store of storeKinds) {
     const wf = `${store}-lookup-wf`;
     const run = await post(stack, `restate/call/QuickWf/${wf}/run`, '{}');
     t.is(run.statusCode, 200);
-    const res = await post(stack, 'restate/lookup', JSON.stringify({ target: 'workflow', workflowName: 'QuickWf', workflowKey: wf }));
+    const res = await post(
+      stack,
+      'restate/lookup',
+      JSON.stringify({ target: 'workflow', workflowName: 'QuickWf', workflowKey: wf }),
+    );
     t.is(res.statusCode, 200);
     t.is(res.headers['content-type'], 'application/json');
     t.is(res.headers['x-restate-id'], undefined);
@@ -130,13 +152,40 @@ for (const store of storeKinds) {
     // An idempotent request's id, for a service and for an object key; `scope` and unknown fields are ignored.
     const ik = `${store}-lookup-ik`;
     const once = await post(stack, 'restate/call/Once/run', JSON.stringify({ tag: ik }), { 'idempotency-key': ik });
-    t.is(await lookup(stack, { target: 'idempotentInvocation', service: 'Once', handler: 'run', idempotencyKey: ik, extra: [1, { a: null }] }), String(once.headers['x-restate-id']));
+    t.is(
+      await lookup(stack, {
+        target: 'idempotentInvocation',
+        service: 'Once',
+        handler: 'run',
+        idempotencyKey: ik,
+        extra: [1, { a: null }],
+      }),
+      String(once.headers['x-restate-id']),
+    );
     const add = await post(stack, `restate/call/Counter/${store}-k3/add`, '{"delta":7}', { 'idempotency-key': ik });
     t.is(add.statusCode, 200);
     const addId = String(add.headers['x-restate-id']);
-    t.is(await lookup(stack, { target: 'idempotentInvocation', service: 'Counter', key: `${store}-k3`, handler: 'add', idempotencyKey: ik }), addId);
+    t.is(
+      await lookup(stack, {
+        target: 'idempotentInvocation',
+        service: 'Counter',
+        key: `${store}-k3`,
+        handler: 'add',
+        idempotencyKey: ik,
+      }),
+      addId,
+    );
     // Without the key an object's request gets some other id, as in Restate (no failure).
-    t.not(await lookup(stack, { target: 'idempotentInvocation', service: 'Counter', handler: 'add', idempotencyKey: ik, serviceKey: `${store}-k3` }), addId);
+    t.not(
+      await lookup(stack, {
+        target: 'idempotentInvocation',
+        service: 'Counter',
+        handler: 'add',
+        idempotencyKey: ik,
+        serviceKey: `${store}-k3`,
+      }),
+      addId,
+    );
     // An id is echoed, whether it exists or not.
     const someId = 'inv_1kVTqOP0mI7Y4zp1e76QpoPzHwv1ILotFt';
     t.is(await lookup(stack, { target: 'invocation', invocationId: someId }), someId);
@@ -153,15 +202,32 @@ for (const store of storeKinds) {
       // A plain call stays readable after it completed (its journal retention).
       expectOutput(t, await post(stack, `restate/${op}`, byId), `"${tag}:1"`, id);
       // Any content type, or none; unknown fields ignored.
-      expectOutput(t, await stack.ingress.post(`restate/${op}`, { body: byId, headers: { 'content-type': 'text/plain' } }), `"${tag}:1"`, id);
-      expectOutput(t, await stack.ingress.post(`restate/${op}`, { body: byId.replace('}', ',"extra":1}') }), `"${tag}:1"`, id);
+      expectOutput(
+        t,
+        await stack.ingress.post(`restate/${op}`, { body: byId, headers: { 'content-type': 'text/plain' } }),
+        `"${tag}:1"`,
+        id,
+      );
+      expectOutput(
+        t,
+        await stack.ingress.post(`restate/${op}`, { body: byId.replace('}', ',"extra":1}') }),
+        `"${tag}:1"`,
+        id,
+      );
     }
 
     // Workflow targets.
     const wf = `${store}-target-wf`;
     const run = await post(stack, `restate/call/QuickWf/${wf}/run`, '{}');
-    const wfBody = (key: string, name = 'QuickWf') => JSON.stringify({ target: 'workflow', workflowName: name, workflowKey: key });
-    for (const op of ['attach', 'output']) expectOutput(t, await post(stack, `restate/${op}`, wfBody(wf)), `"wf ${wf} 1"`, String(run.headers['x-restate-id']));
+    const wfBody = (key: string, name = 'QuickWf') =>
+      JSON.stringify({ target: 'workflow', workflowName: name, workflowKey: key });
+    for (const op of ['attach', 'output'])
+      expectOutput(
+        t,
+        await post(stack, `restate/${op}`, wfBody(wf)),
+        `"wf ${wf} 1"`,
+        String(run.headers['x-restate-id']),
+      );
     expectError(t, await post(stack, 'restate/output', wfBody(`${wf}-nope`)), 404, NOT_FOUND_OUTPUT);
     const unknownId = await lookup(stack, { target: 'workflow', workflowName: 'QuickWf', workflowKey: `${wf}-nope` });
     expectError(t, await post(stack, 'restate/attach', wfBody(`${wf}-nope`)), 404, NOT_FOUND_ATTACH, unknownId);
@@ -172,10 +238,24 @@ for (const store of storeKinds) {
     // Idempotent-invocation targets.
     const ik = `${store}-target-ik`;
     const idem = await post(stack, `restate/call/Counter/${store}-tk/add`, '{"delta":7}', { 'idempotency-key': ik });
-    const ikBody = (key: string) => JSON.stringify({ target: 'idempotentInvocation', service: 'Counter', key: `${store}-tk`, handler: 'add', idempotencyKey: key });
-    for (const op of ['attach', 'output']) expectOutput(t, await post(stack, `restate/${op}`, ikBody(ik)), '7', String(idem.headers['x-restate-id']));
+    const ikBody = (key: string) =>
+      JSON.stringify({
+        target: 'idempotentInvocation',
+        service: 'Counter',
+        key: `${store}-tk`,
+        handler: 'add',
+        idempotencyKey: key,
+      });
+    for (const op of ['attach', 'output'])
+      expectOutput(t, await post(stack, `restate/${op}`, ikBody(ik)), '7', String(idem.headers['x-restate-id']));
     expectError(t, await post(stack, 'restate/output', ikBody('nope')), 404, NOT_FOUND_OUTPUT);
-    const nopeId = await lookup(stack, { target: 'idempotentInvocation', service: 'Counter', key: `${store}-tk`, handler: 'add', idempotencyKey: 'nope' });
+    const nopeId = await lookup(stack, {
+      target: 'idempotentInvocation',
+      service: 'Counter',
+      key: `${store}-tk`,
+      handler: 'add',
+      idempotencyKey: 'nope',
+    });
     expectError(t, await post(stack, 'restate/attach', ikBody('nope')), 404, NOT_FOUND_ATTACH, nopeId);
 
     // Running: output is not ready, attach waits and then has no idempotency-expires.
@@ -201,36 +281,72 @@ for (const store of storeKinds) {
     // Keys are URL-decoded.
     const odd = `${store} a/b`;
     const oddRun = await post(stack, `restate/call/QuickWf/${encodeURIComponent(odd)}/run`, '{}');
-    expectOutput(t, await stack.ingress.get(`restate/workflow/QuickWf/${encodeURIComponent(odd)}/output`), `"wf ${odd} 1"`, String(oddRun.headers['x-restate-id']));
+    expectOutput(
+      t,
+      await stack.ingress.get(`restate/workflow/QuickWf/${encodeURIComponent(odd)}/output`),
+      `"wf ${odd} 1"`,
+      String(oddRun.headers['x-restate-id']),
+    );
     // Unknown ids, names, and services that are no workflow.
     expectError(t, await stack.ingress.get(`restate/workflow/QuickWf/${wf}-nope/output`), 404, NOT_FOUND_OUTPUT);
     const computed = await lookup(stack, { target: 'workflow', workflowName: 'QuickWf', workflowKey: `${wf}-nope` });
-    expectError(t, await stack.ingress.get(`restate/workflow/QuickWf/${wf}-nope/attach`), 404, NOT_FOUND_ATTACH, computed);
+    expectError(
+      t,
+      await stack.ingress.get(`restate/workflow/QuickWf/${wf}-nope/attach`),
+      404,
+      NOT_FOUND_ATTACH,
+      computed,
+    );
     expectError(t, await stack.ingress.get('restate/workflow/Nope/w1/output'), 404, NOT_FOUND_OUTPUT);
     expectError(t, await stack.ingress.get('restate/workflow/Counter/k1/output'), 404, NOT_FOUND_OUTPUT);
 
     // /restate/invocation/{svc}/[{key}/]{handler}/{idempotencyKey}/attach|output
     const ik = `${store}-legacy-ik`;
     const tag = `${store}-legacy`;
-    const idem = await post(stack, 'restate/send/Once/run', JSON.stringify({ tag, sleepMs: 1000 }), { 'idempotency-key': ik });
+    const idem = await post(stack, 'restate/send/Once/run', JSON.stringify({ tag, sleepMs: 1000 }), {
+      'idempotency-key': ik,
+    });
     const idemId = (JSON.parse(idem.body) as { invocationId: string }).invocationId;
     expectError(t, await stack.ingress.get(`restate/invocation/Once/run/${ik}/output`), 470, NOT_READY);
     expectOutput(t, await stack.ingress.get(`restate/invocation/Once/run/${ik}/attach`), `"${tag}:1"`, idemId, false);
     expectOutput(t, await stack.ingress.get(`restate/invocation/Once/run/${ik}/output`), `"${tag}:1"`, idemId);
     const vo = await post(stack, `restate/call/Counter/${store}-lk/add`, '{"delta":3}', { 'idempotency-key': ik });
-    for (const op of ['attach', 'output']) expectOutput(t, await stack.ingress.get(`restate/invocation/Counter/${store}-lk/add/${ik}/${op}`), '3', String(vo.headers['x-restate-id']));
+    for (const op of ['attach', 'output'])
+      expectOutput(
+        t,
+        await stack.ingress.get(`restate/invocation/Counter/${store}-lk/add/${ik}/${op}`),
+        '3',
+        String(vo.headers['x-restate-id']),
+      );
     expectError(t, await stack.ingress.get('restate/invocation/Once/run/nope/output'), 404, NOT_FOUND_OUTPUT);
-    const nopeId = await lookup(stack, { target: 'idempotentInvocation', service: 'Once', handler: 'run', idempotencyKey: 'nope' });
+    const nopeId = await lookup(stack, {
+      target: 'idempotentInvocation',
+      service: 'Once',
+      handler: 'run',
+      idempotencyKey: 'nope',
+    });
     expectError(t, await stack.ingress.get('restate/invocation/Once/run/nope/attach'), 404, NOT_FOUND_ATTACH, nopeId);
     // ... and by id.
-    for (const op of ['attach', 'output']) expectOutput(t, await stack.ingress.get(`restate/invocation/${idemId}/${op}`), `"${tag}:1"`, idemId);
-    expectError(t, await stack.ingress.get('restate/invocation/not-an-id/output'), 400, ingressError(400, "bad invocation id 'not-an-id': bad format"));
+    for (const op of ['attach', 'output'])
+      expectOutput(t, await stack.ingress.get(`restate/invocation/${idemId}/${op}`), `"${tag}:1"`, idemId);
+    expectError(
+      t,
+      await stack.ingress.get('restate/invocation/not-an-id/output'),
+      400,
+      ingressError(400, "bad invocation id 'not-an-id': bad format"),
+    );
   });
 
   test(`${store}: bodies over the request size limit get 413, and the server goes on`, async (t) => {
     const stack = t.context[store]!;
     const big = JSON.stringify({ tag: 'x'.repeat(2 * LIMIT) });
-    for (const path of ['restate/call/Once/run', 'restate/send/Once/run', 'restate/lookup', 'restate/attach', 'Once/run']) {
+    for (const path of [
+      'restate/call/Once/run',
+      'restate/send/Once/run',
+      'restate/lookup',
+      'restate/attach',
+      'Once/run',
+    ]) {
       const res = await post(stack, path, big);
       t.is(res.statusCode, 413, path);
       t.is(res.headers['content-type'], 'application/json');
@@ -267,10 +383,15 @@ for (const store of storeKinds) {
     const sentId = (JSON.parse(sent.body) as { invocationId: string }).invocationId;
     const wf = await post(stack, `restate/call/QuickWf/${store}-auto/run`, '{}');
     const shared = await post(stack, `restate/call/QuickWf/${store}-auto/info`, '');
-    const explicit = await post(stack, 'restate/call/Once/run', JSON.stringify({ tag: `${tag}-k` }), { 'idempotency-key': `${store}-given` });
+    const explicit = await post(stack, 'restate/call/Once/run', JSON.stringify({ tag: `${tag}-k` }), {
+      'idempotency-key': `${store}-given`,
+    });
     const ids = [first, second, wf, shared, explicit].map((r) => String(r.headers['x-restate-id']));
     await stack.ingress.get(`restate/attach/${sentId}`);
-    const rows = await query(stack, `SELECT id, idempotency_key, invoked_by FROM sys_invocation WHERE id IN (${[...ids, sentId].map((i) => `'${i}'`).join(', ')})`);
+    const rows = await query(
+      stack,
+      `SELECT id, idempotency_key, invoked_by FROM sys_invocation WHERE id IN (${[...ids, sentId].map((i) => `'${i}'`).join(', ')})`,
+    );
     const keyOf = (id: string) => rows.find((r) => r.id === id)?.idempotency_key;
     t.regex(String(keyOf(ids[0]!)), ULID);
     t.regex(String(keyOf(ids[1]!)), ULID);

@@ -19,11 +19,20 @@ for (const store of storeKinds) {
       t.is((await stack.ingress.post(`${path}/add`, { json: { delta: 2 } })).body, '2');
       t.is((await stack.ingress.post(`${path}/add`, { json: { delta: 3 } })).body, '5');
       const other = `${key}-other`;
-      t.is((await stack.ingress.post(`restate/call/Counter/${encodeURIComponent(other)}/add`, { json: { delta: 1 } })).body, '1');
-      const res = await stack.admin.post('services/Counter/state', { json: { object_key: key, new_state: { count: json(40) } } });
+      t.is(
+        (await stack.ingress.post(`restate/call/Counter/${encodeURIComponent(other)}/add`, { json: { delta: 1 } }))
+          .body,
+        '1',
+      );
+      const res = await stack.admin.post('services/Counter/state', {
+        json: { object_key: key, new_state: { count: json(40) } },
+      });
       t.is(res.statusCode, 202, res.body);
       await waitFor(async () => (await stack.ingress.post(`${path}/get`, { json: null })).body === '40', 10_000);
-      t.is((await stack.ingress.post(`restate/call/Counter/${encodeURIComponent(other)}/get`, { json: null })).body, '1');
+      t.is(
+        (await stack.ingress.post(`restate/call/Counter/${encodeURIComponent(other)}/get`, { json: null })).body,
+        '1',
+      );
       // And after a SIGKILL, from the store alone.
       await stack.server.kill();
       await stack.server.restart();
@@ -58,18 +67,35 @@ test('malformed invocation ids answer 400; oversized or broken request heads ans
     ] as const) {
       const res = await stack.admin.delete(path);
       t.is(res.statusCode, 400, path);
-      t.is(res.body, JSON.stringify({ message: `The request field 'invocation_id' is invalid. Reason: ${reason}`, restate_code: null }), path);
+      t.is(
+        res.body,
+        JSON.stringify({
+          message: `The request field 'invocation_id' is invalid. Reason: ${reason}`,
+          restate_code: null,
+        }),
+        path,
+      );
     }
     for (const url of [stack.server.ingress, stack.server.admin]) {
-      const at = (target: string, headers = '') => `GET ${target} HTTP/1.1\r\nhost: x\r\n${headers}connection: close\r\n\r\n`;
-      t.regex(await rawExchange(url, at(`/${'a'.repeat(65_534)}`)), /^HTTP\/1\.1 414 URI Too Long\r\nconnection: close\r\ncontent-length: 0\r\n/);
+      const at = (target: string, headers = '') =>
+        `GET ${target} HTTP/1.1\r\nhost: x\r\n${headers}connection: close\r\n\r\n`;
+      t.regex(
+        await rawExchange(url, at(`/${'a'.repeat(65_534)}`)),
+        /^HTTP\/1\.1 414 URI Too Long\r\nconnection: close\r\ncontent-length: 0\r\n/,
+      );
       t.regex(await rawExchange(url, at(`/${'a'.repeat(65_000)}`)), /^HTTP\/1\.1 (400|404) /);
       const fields = (n: number) => Array.from({ length: n }, (_, i) => `x-h${i}: v\r\n`).join('');
       t.regex(await rawExchange(url, at('/health', fields(99))), /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
       t.regex(await rawExchange(url, at('/health', fields(98))), /^HTTP\/1\.1 (200|400|404) /);
-      t.regex(await rawExchange(url, at('/health', `x-big: ${'b'.repeat(446_000)}\r\n`)), /^HTTP\/1\.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-length: 0\r\n/);
+      t.regex(
+        await rawExchange(url, at('/health', `x-big: ${'b'.repeat(446_000)}\r\n`)),
+        /^HTTP\/1\.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-length: 0\r\n/,
+      );
       t.regex(await rawExchange(url, at('/health', `x-big: ${'b'.repeat(100_000)}\r\n`)), /^HTTP\/1\.1 (200|400|404) /);
-      t.is(await rawExchange(url, 'GARBAGE\r\n\r\n'), 'HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      t.is(
+        await rawExchange(url, 'GARBAGE\r\n\r\n'),
+        'HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n',
+      );
     }
     t.is((await stack.ingress.get('restate/health')).statusCode, 200);
   } finally {

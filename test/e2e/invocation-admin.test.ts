@@ -75,7 +75,10 @@ for (const store of storeKinds) {
     const { admin } = t.context[store]!;
     const bad = await admin.patch('invocations/garbage/cancel');
     t.is(bad.statusCode, 400);
-    t.is(bad.body, `{"message":"The request field 'invocation_id' is invalid. Reason: bad format","restate_code":null}`);
+    t.is(
+      bad.body,
+      `{"message":"The request field 'invocation_id' is invalid. Reason: bad format","restate_code":null}`,
+    );
     t.is((await admin.patch('v4/invocations/inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi/kill')).statusCode, 404);
     t.is((await admin.delete('invocations/inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi?mode=kill')).statusCode, 202);
     const mode = await admin.delete('invocations/inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi?mode=bogus');

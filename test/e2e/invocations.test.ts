@@ -72,10 +72,16 @@ for (const store of storeKinds) {
     t.is(iso.statusCode, 202);
     const bad = await ingress.post('restate/send/Durable/greet?delay=bogus', { headers: json, body: '"x"' });
     t.is(bad.statusCode, 400);
-    t.regex(bad.body, /^\{"code":400,"message":"bad delay query parameter, must be a ISO8601 duration: .*","source":"ingress"\}$/);
+    t.regex(
+      bad.body,
+      /^\{"code":400,"message":"bad delay query parameter, must be a ISO8601 duration: .*","source":"ingress"\}$/,
+    );
     const onCall = await ingress.post('restate/call/Durable/greet?delay=1s', { headers: json, body: '"x"' });
     t.is(onCall.statusCode, 400);
-    t.is(onCall.body, '{"code":400,"message":"cannot use the delay query parameter with calls. The delay is supported only with sends","source":"ingress"}');
+    t.is(
+      onCall.body,
+      '{"code":400,"message":"cannot use the delay query parameter with calls. The delay is supported only with sends","source":"ingress"}',
+    );
   });
 
   test(`${store}: ctx.run steps and a durable sleep`, async (t) => {
@@ -101,7 +107,9 @@ for (const store of storeKinds) {
   });
 
   test(`${store}: retryable failures are retried until success`, async (t) => {
-    const res = await t.context[store]!.ingress.post('restate/call/Durable/flaky', { json: { tag: `${store}-flaky`, times: 2 } });
+    const res = await t.context[store]!.ingress.post('restate/call/Durable/flaky', {
+      json: { tag: `${store}-flaky`, times: 2 },
+    });
     t.is(res.statusCode, 200);
     t.is(res.body, '"ok after 3"');
   });
@@ -128,20 +136,80 @@ for (const store of storeKinds) {
   test(`${store}: routing and input errors answer as the reference`, async (t) => {
     const { ingress } = t.context[store]!;
     const cases: Array<[string, () => Promise<{ statusCode: number; body: string }>, number, string]> = [
-      ['unknown service', () => ingress.post('restate/call/Nope/greet'), 404, '{"code":404,"message":"service \'Nope\' not found, make sure to register the service before calling it.","source":"ingress"}'],
-      ['unknown handler', () => ingress.post('restate/call/Durable/nope'), 404, '{"code":404,"message":"the service \'Durable\' exists, but the handler \'nope\' was not found, check that the handler exists in the latest registered service version.","source":"ingress"}'],
-      ['key on a service', () => ingress.post('restate/call/Durable/k/greet'), 400, /bad path, expected \/restate\/call/.source],
+      [
+        'unknown service',
+        () => ingress.post('restate/call/Nope/greet'),
+        404,
+        '{"code":404,"message":"service \'Nope\' not found, make sure to register the service before calling it.","source":"ingress"}',
+      ],
+      [
+        'unknown handler',
+        () => ingress.post('restate/call/Durable/nope'),
+        404,
+        '{"code":404,"message":"the service \'Durable\' exists, but the handler \'nope\' was not found, check that the handler exists in the latest registered service version.","source":"ingress"}',
+      ],
+      [
+        'key on a service',
+        () => ingress.post('restate/call/Durable/k/greet'),
+        400,
+        /bad path, expected \/restate\/call/.source,
+      ],
       ['too few segments', () => ingress.post('restate/call/Durable'), 400, /bad path, expected/.source],
-      ['wrong content type', () => ingress.post('restate/call/Durable/greet', { headers: { 'content-type': 'text/plain' }, body: 'x' }), 400, '{"code":400,"message":"input validation error: Content-type \'text/plain\' does not match \'application/json\'","source":"ingress"}'],
-      ['empty content type', () => ingress.post('restate/call/Durable/greet', { headers: { 'content-type': '' }, body: '"x"' }), 400, '{"code":400,"message":"input validation error: Empty content-type","source":"ingress"}'],
-      ['wrong method', () => ingress.put('restate/call/Durable/greet'), 405, '{"code":405,"message":"method not allowed","source":"ingress"}'],
-      ['unknown resource', () => ingress.get('restate/foo/bar'), 404, '{"code":404,"message":"not found","source":"ingress"}'],
+      [
+        'wrong content type',
+        () => ingress.post('restate/call/Durable/greet', { headers: { 'content-type': 'text/plain' }, body: 'x' }),
+        400,
+        '{"code":400,"message":"input validation error: Content-type \'text/plain\' does not match \'application/json\'","source":"ingress"}',
+      ],
+      [
+        'empty content type',
+        () => ingress.post('restate/call/Durable/greet', { headers: { 'content-type': '' }, body: '"x"' }),
+        400,
+        '{"code":400,"message":"input validation error: Empty content-type","source":"ingress"}',
+      ],
+      [
+        'wrong method',
+        () => ingress.put('restate/call/Durable/greet'),
+        405,
+        '{"code":405,"message":"method not allowed","source":"ingress"}',
+      ],
+      [
+        'unknown resource',
+        () => ingress.get('restate/foo/bar'),
+        404,
+        '{"code":404,"message":"not found","source":"ingress"}',
+      ],
       ['root', () => ingress.get(''), 400, '{"code":400,"message":"bad path: /","source":"ingress"}'],
-      ['malformed id', () => ingress.get('restate/output/not-an-id'), 400, '{"code":400,"message":"bad invocation id \'not-an-id\': bad format","source":"ingress"}'],
-      ['short id', () => ingress.get('restate/attach/inv_123'), 400, '{"code":400,"message":"bad invocation id \'inv_123\': bad length","source":"ingress"}'],
-      ['unknown id output', () => ingress.get('restate/output/inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi'), 404, '{"code":404,"message":"invocation not found","source":"ingress"}'],
-      ['unknown id attach', () => ingress.get('restate/attach/inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi'), 404, '{"code":404,"message":"not found","source":"invocation"}'],
-      ['POST on attach', () => ingress.post('restate/attach/inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi'), 405, '{"code":405,"message":"method not allowed","source":"ingress"}'],
+      [
+        'malformed id',
+        () => ingress.get('restate/output/not-an-id'),
+        400,
+        '{"code":400,"message":"bad invocation id \'not-an-id\': bad format","source":"ingress"}',
+      ],
+      [
+        'short id',
+        () => ingress.get('restate/attach/inv_123'),
+        400,
+        '{"code":400,"message":"bad invocation id \'inv_123\': bad length","source":"ingress"}',
+      ],
+      [
+        'unknown id output',
+        () => ingress.get('restate/output/inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi'),
+        404,
+        '{"code":404,"message":"invocation not found","source":"ingress"}',
+      ],
+      [
+        'unknown id attach',
+        () => ingress.get('restate/attach/inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi'),
+        404,
+        '{"code":404,"message":"not found","source":"invocation"}',
+      ],
+      [
+        'POST on attach',
+        () => ingress.post('restate/attach/inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi'),
+        405,
+        '{"code":405,"message":"method not allowed","source":"ingress"}',
+      ],
     ];
     for (const [name, send, status, body] of cases) {
       const res = await send();
@@ -169,13 +237,20 @@ for (const store of storeKinds) {
 for (const store of storeKinds) {
   test(`${store}: CORS headers and the OPTIONS preflight as the reference answers them`, async (t) => {
     const { ingress } = t.context[store]!;
-    const res = await ingress.post('restate/call/Durable/greet', { headers: { ...json, origin: 'http://app.example' }, body: '"o"' });
+    const res = await ingress.post('restate/call/Durable/greet', {
+      headers: { ...json, origin: 'http://app.example' },
+      body: '"o"',
+    });
     t.is(res.headers['access-control-allow-origin'], 'http://app.example');
     t.is(res.headers['access-control-allow-credentials'], 'true');
     t.is(res.headers['vary'], 'origin, access-control-request-method, access-control-request-headers');
     const pre = await ingress('restate/call/Durable/greet', {
       method: 'OPTIONS',
-      headers: { origin: 'http://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-custom' },
+      headers: {
+        origin: 'http://app.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type,x-custom',
+      },
     });
     t.is(pre.statusCode, 200);
     t.is(pre.body, '');

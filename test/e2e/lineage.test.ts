@@ -28,8 +28,20 @@ function expected(kind: Kind, parentKey: string): { values: Record<string, unkno
     completion_retention: 'PT86400S',
     journal_retention: 'PT86400S',
   };
-  const done = { ...common, pinned_service_protocol_version: 6, journal_size: 2, journal_commands_size: 2, status: 'completed', completion_result: 'success' };
-  const child = { target_service_name: 'Child', target_handler_name: 'hello', target: 'Child/hello', target_service_ty: 'service' };
+  const done = {
+    ...common,
+    pinned_service_protocol_version: 6,
+    journal_size: 2,
+    journal_commands_size: 2,
+    status: 'completed',
+    completion_result: 'success',
+  };
+  const child = {
+    target_service_name: 'Child',
+    target_handler_name: 'hello',
+    target: 'Child/hello',
+    target_service_ty: 'service',
+  };
   switch (kind) {
     case 'call':
     case 'send':
@@ -38,18 +50,38 @@ function expected(kind: Kind, parentKey: string): { values: Record<string, unkno
       return { values: { ...child, ...common, status: 'scheduled' }, present: SCHEDULED };
     case 'objectSend':
       return {
-        values: { ...done, target: 'ChildObject/k/hello', target_service_name: 'ChildObject', target_service_key: 'k', target_handler_name: 'hello', target_service_ty: 'virtual_object' },
+        values: {
+          ...done,
+          target: 'ChildObject/k/hello',
+          target_service_name: 'ChildObject',
+          target_service_key: 'k',
+          target_handler_name: 'hello',
+          target_service_ty: 'virtual_object',
+        },
         present: COMPLETED,
       };
     case 'workflow':
       return {
-        values: { ...done, target: `ChildWorkflow/${parentKey}/run`, target_service_name: 'ChildWorkflow', target_service_key: parentKey, target_handler_name: 'run', target_service_ty: 'workflow' },
+        values: {
+          ...done,
+          target: `ChildWorkflow/${parentKey}/run`,
+          target_service_name: 'ChildWorkflow',
+          target_service_key: parentKey,
+          target_handler_name: 'run',
+          target_service_ty: 'workflow',
+        },
         present: COMPLETED,
       };
   }
 }
 
-function checkRows(t: ExecutionContext<Record<string, Stack>>, rows: Rows, ids: Record<Kind, string>, parentId: string, parentKey: string): void {
+function checkRows(
+  t: ExecutionContext<Record<string, Stack>>,
+  rows: Rows,
+  ids: Record<Kind, string>,
+  parentId: string,
+  parentKey: string,
+): void {
   for (const [kind, id] of Object.entries(ids) as Array<[Kind, string]>) {
     const row = rows.find((r) => r['id'] === id);
     if (!row) {
@@ -66,24 +98,30 @@ function checkRows(t: ExecutionContext<Record<string, Stack>>, rows: Rows, ids: 
 }
 
 for (const store of storeKinds) {
-  test.serial(`${store}: every child names its parent, as Restate fills sys_invocation, also after a SIGKILL`, async (t) => {
-    const stack = t.context[store]!;
-    const parentKey = `${store}-p`;
-    const res = await stack.ingress.post(`restate/call/Parent/${parentKey}/spawn`, { json: { delayMs: 600_000 } });
-    t.is(res.statusCode, 200, res.body);
-    const ids = JSON.parse(res.body) as Record<Kind, string>;
-    const parentId = res.headers['x-restate-id'] as string;
-    const query = `SELECT * FROM sys_invocation WHERE invoked_by_id = '${parentId}'`;
-    const before = await sqlRows(stack.admin, query);
-    t.is(before.length, 5);
-    checkRows(t, before, ids, parentId, parentKey);
+  test.serial(
+    `${store}: every child names its parent, as Restate fills sys_invocation, also after a SIGKILL`,
+    async (t) => {
+      const stack = t.context[store]!;
+      const parentKey = `${store}-p`;
+      const res = await stack.ingress.post(`restate/call/Parent/${parentKey}/spawn`, { json: { delayMs: 600_000 } });
+      t.is(res.statusCode, 200, res.body);
+      const ids = JSON.parse(res.body) as Record<Kind, string>;
+      const parentId = res.headers['x-restate-id'] as string;
+      const query = `SELECT * FROM sys_invocation WHERE invoked_by_id = '${parentId}'`;
+      const before = await sqlRows(stack.admin, query);
+      t.is(before.length, 5);
+      checkRows(t, before, ids, parentId, parentKey);
 
-    await stack.server.kill();
-    await stack.server.restart();
-    checkRows(t, await sqlRows(stack.admin, query), ids, parentId, parentKey);
+      await stack.server.kill();
+      await stack.server.restart();
+      checkRows(t, await sqlRows(stack.admin, query), ids, parentId, parentKey);
 
-    // The CLI's own columns for the children (reference-behavior.md §4).
-    const cli = await sqlRows(stack.admin, `SELECT inv.id, inv.invoked_by_id, inv.invoked_by_target FROM sys_invocation inv WHERE inv.id = '${ids.delayed}'`);
-    t.deepEqual(cli, [{ id: ids.delayed, invoked_by_id: parentId, invoked_by_target: `Parent/${parentKey}/spawn` }]);
-  });
+      // The CLI's own columns for the children (reference-behavior.md §4).
+      const cli = await sqlRows(
+        stack.admin,
+        `SELECT inv.id, inv.invoked_by_id, inv.invoked_by_target FROM sys_invocation inv WHERE inv.id = '${ids.delayed}'`,
+      );
+      t.deepEqual(cli, [{ id: ids.delayed, invoked_by_id: parentId, invoked_by_target: `Parent/${parentKey}/spawn` }]);
+    },
+  );
 }

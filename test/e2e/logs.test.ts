@@ -44,7 +44,10 @@ test('every line is JSON; start-up, registration, its failure and admin 5xx carr
   };
 
   const ready = lines.find((l) => /^ingress on :\d+, admin on :\d+, node on :\d+$/.test(l.msg));
-  t.like(ready, { level: 'info', ports: { ingress: Number(new URL(server.ingress).port), admin: Number(new URL(server.admin).port) } });
+  t.like(ready, {
+    level: 'info',
+    ports: { ingress: Number(new URL(server.ingress).port), admin: Number(new URL(server.admin).port) },
+  });
   t.is(typeof ready?.['startup_ms'], 'number');
   t.like(find(`store: embedded at ${lines[0]?.['location']}`), { level: 'info', store: 'embedded' });
 
@@ -113,7 +116,8 @@ test('an attempt failure logs its retry, and exhausted retries log the end, with
   const killed = await ingress.post('restate/call/Durable/alwaysFailKill', { json: null });
   t.is(killed.statusCode, 500);
 
-  const linesOf = (id: string, msg: string) => jsonLines(server.output()).filter((l) => l['restate.invocation.id'] === id && l.msg === msg);
+  const linesOf = (id: string, msg: string) =>
+    jsonLines(server.output()).filter((l) => l['restate.invocation.id'] === id && l.msg === msg);
   const flakyId = String(flaky.headers['x-restate-id']);
   const retries = linesOf(flakyId, 'attempt failed, retrying');
   t.is(retries.length, 2, server.output());
@@ -130,5 +134,9 @@ test('an attempt failure logs its retry, and exhausted retries log the end, with
   const killedId = String(killed.headers['x-restate-id']);
   await waitFor(async () => linesOf(killedId, 'attempt failed, invocation failed for good').length === 1, 10_000);
   t.is(linesOf(killedId, 'attempt failed, retrying').length, 2, 'two retries before the third attempt kills it');
-  t.is(jsonLines(server.output()).filter((l) => l.level === 'info' && l['restate.invocation.id'] === flakyId).length, 0, 'no info line for an invocation that succeeds');
+  t.is(
+    jsonLines(server.output()).filter((l) => l.level === 'info' && l['restate.invocation.id'] === flakyId).length,
+    0,
+    'no info line for an invocation that succeeds',
+  );
 });

@@ -30,7 +30,8 @@ for (const store of storeKinds) {
 
     const { contentType, scrape: after } = await scrape(`${server.node}/metrics`);
     t.regex(contentType ?? '', /^text\/plain; version=0\.0\.4/);
-    const moved = (name: string, labels: Record<string, string>) => after.value(name, labels) - before.value(name, labels);
+    const moved = (name: string, labels: Record<string, string>) =>
+      after.value(name, labels) - before.value(name, labels);
     t.is(moved('restate_ingress_requests_total', { status: 'admitted' }), N + 2);
     t.is(moved('restate_ingress_requests_total', { status: 'completed', ...rpc }), N);
     t.is(moved('restate_ingress_requests_total', { status: 'request_error', ...rpc }), 1);
@@ -44,23 +45,43 @@ for (const store of storeKinds) {
       ['0.5', '0.9', '0.99', '1'],
     );
 
-    const commits = after.count('redstate_store_commit_duration_seconds', { backend: backendOf(store) }) - before.count('redstate_store_commit_duration_seconds', { backend: backendOf(store) });
+    const commits =
+      after.count('redstate_store_commit_duration_seconds', { backend: backendOf(store) }) -
+      before.count('redstate_store_commit_duration_seconds', { backend: backendOf(store) });
     t.true(commits >= N, `${commits} commits for ${N} calls`);
     t.is(after.type('redstate_store_commit_duration_seconds'), 'HISTOGRAM');
-    t.true(after.count('redstate_store_group_commit_size', { backend: backendOf(store) }) > before.count('redstate_store_group_commit_size', { backend: backendOf(store) }));
+    t.true(
+      after.count('redstate_store_group_commit_size', { backend: backendOf(store) }) >
+        before.count('redstate_store_group_commit_size', { backend: backendOf(store) }),
+    );
     t.is(after.value('redstate_store_connected', { backend: backendOf(store) }), 1);
 
-    for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) {
+    for (const name of [
+      'process_cpu_user_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_eventloop_lag_seconds',
+      'nodejs_heap_size_used_bytes',
+    ]) {
       t.true(after.names().includes(name), name);
     }
-    for (const name of ['restate_invoker_invocation_tasks_total', 'restate_invoker_enqueue_total', 'redstate_actors_in_memory', 'redstate_timers_armed', 'redstate_outbox_messages', 'redstate_invocations']) {
+    for (const name of [
+      'restate_invoker_invocation_tasks_total',
+      'restate_invoker_enqueue_total',
+      'redstate_actors_in_memory',
+      'redstate_timers_armed',
+      'redstate_outbox_messages',
+      'redstate_invocations',
+    ]) {
       t.true(after.names().includes(name), `${name} is defined for the runtime`);
     }
   });
 
   test(`${store}: the admin port serves the same metrics`, async (t) => {
     const { server } = t.context[store]!;
-    const [{ scrape: node }, { scrape: admin, contentType }] = await Promise.all([scrape(`${server.node}/metrics`), scrape(`${server.admin}/metrics`)]);
+    const [{ scrape: node }, { scrape: admin, contentType }] = await Promise.all([
+      scrape(`${server.node}/metrics`),
+      scrape(`${server.admin}/metrics`),
+    ]);
     t.regex(contentType ?? '', /^text\/plain; version=0\.0\.4/);
     t.deepEqual(admin.names(), node.names());
     t.true(node.names().includes('restate_ingress_requests_total'));

@@ -19,7 +19,12 @@ function peakRssMb(pid: number): number {
 
 test('abusive queries answer quickly with clear errors and the process stays under its memory ceiling', async (t) => {
   const server = await startRedstate({ env: { REDSTATE_QUERY_TIMEOUT_MS: '4000' } });
-  const admin = got.extend({ prefixUrl: server.admin, throwHttpErrors: false, retry: { limit: 0 }, timeout: { request: 60_000 } });
+  const admin = got.extend({
+    prefixUrl: server.admin,
+    throwHttpErrors: false,
+    retry: { limit: 0 },
+    timeout: { request: 60_000 },
+  });
   const query = async (sql: string, accept = 'application/json') => {
     const started = Date.now();
     const res = await admin.post('query', { json: { query: sql }, headers: { accept } });
@@ -36,9 +41,24 @@ test('abusive queries answer quickly with clear errors and the process stays und
       [`SELECT '${'y'.repeat(1000)}' AS s FROM range(50000)`, '*/*', 400, /more than 33554432 bytes/],
       ['SELECT generate_series(1,20000000)', 'application/json', 500, /Invalid function 'generate_series'/],
       ["SELECT repeat('x', 2000000000)", 'application/json', 500, /Invalid function 'repeat'/],
-      ['SELECT array_length(array_agg(i)) FROM range(200000000) t(i)', 'application/json', 500, /Resources exhausted|Out of Memory|time limit/],
-      ['SELECT i % 1000 AS k, count(*) FROM range(50000000) t(i) GROUP BY i ORDER BY i', 'application/json', 400, /more than 100000 rows|Out of Memory|time limit/],
-      ['SELECT count(*) FROM range(100000) a, range(100000) b WHERE (a.range * 7 + b.range) % 1000003 = 1', 'application/json', 500, /time limit of 4000 ms/],
+      [
+        'SELECT array_length(array_agg(i)) FROM range(200000000) t(i)',
+        'application/json',
+        500,
+        /Resources exhausted|Out of Memory|time limit/,
+      ],
+      [
+        'SELECT i % 1000 AS k, count(*) FROM range(50000000) t(i) GROUP BY i ORDER BY i',
+        'application/json',
+        400,
+        /more than 100000 rows|Out of Memory|time limit/,
+      ],
+      [
+        'SELECT count(*) FROM range(100000) a, range(100000) b WHERE (a.range * 7 + b.range) % 1000003 = 1',
+        'application/json',
+        500,
+        /time limit of 4000 ms/,
+      ],
     ];
     for (const [sql, accept, status, message] of cases) {
       const res = await query(sql, accept);
@@ -50,7 +70,11 @@ test('abusive queries answer quickly with clear errors and the process stays und
     // Several at once: two run, the rest wait their turn; all answer, none takes the process down.
     // Those whose turn comes too late run out of time: a clear 500, never a partial 200.
     const burst = await Promise.all(Array.from({ length: 6 }, () => query(wide, '*/*')));
-    for (const r of burst) t.true(r.status === 400 || (r.status === 500 && /time limit/.test(r.body)), `${r.status} ${r.body.slice(0, 200)}`);
+    for (const r of burst)
+      t.true(
+        r.status === 400 || (r.status === 500 && /time limit/.test(r.body)),
+        `${r.status} ${r.body.slice(0, 200)}`,
+      );
     const bounded = await query('SELECT i FROM range(100000) t(i)', '*/*');
     t.is(bounded.status, 200);
     t.is((await admin.get('health')).statusCode, 200);

@@ -29,7 +29,16 @@ test.before(async (t) => {
   };
   t.context = Object.assign(stack, { ids });
   // The sent invocation has journaled its three steps and its sleep.
-  await waitFor(async () => (await query(stack, `SELECT index FROM sys_journal WHERE id = '${ids.sleeping}' AND entry_type = 'Command: Sleep'`)).length === 1, 20_000);
+  await waitFor(
+    async () =>
+      (
+        await query(
+          stack,
+          `SELECT index FROM sys_journal WHERE id = '${ids.sleeping}' AND entry_type = 'Command: Sleep'`,
+        )
+      ).length === 1,
+    20_000,
+  );
 });
 
 test.after.always(async (t) => {
@@ -38,12 +47,18 @@ test.after.always(async (t) => {
 
 test('sys_invocation shows each invocation with its target, status and outcome', async (t) => {
   const { ids } = t.context;
-  const rows = await query(t.context, 'SELECT id, target, target_service_ty, invoked_by, status, completion_result, pinned_deployment_id, journal_size FROM sys_invocation ORDER BY created_at');
-  t.deepEqual(rows.map((r) => [r.id, r.target, r.target_service_ty, r.invoked_by]), [
-    [ids.greet, 'Durable/greet', 'service', 'ingress'],
-    [ids.steps, 'Durable/steps', 'service', 'ingress'],
-    [ids.sleeping, 'Durable/steps', 'service', 'ingress'],
-  ]);
+  const rows = await query(
+    t.context,
+    'SELECT id, target, target_service_ty, invoked_by, status, completion_result, pinned_deployment_id, journal_size FROM sys_invocation ORDER BY created_at',
+  );
+  t.deepEqual(
+    rows.map((r) => [r.id, r.target, r.target_service_ty, r.invoked_by]),
+    [
+      [ids.greet, 'Durable/greet', 'service', 'ingress'],
+      [ids.steps, 'Durable/steps', 'service', 'ingress'],
+      [ids.sleeping, 'Durable/steps', 'service', 'ingress'],
+    ],
+  );
   t.like(rows[0], { status: 'completed', completion_result: 'success' });
   t.like(rows[1], { status: 'completed', completion_result: 'success' });
   t.true(['running', 'suspended'].includes(String(rows[2]!.status)));
@@ -54,19 +69,34 @@ test('sys_invocation shows each invocation with its target, status and outcome',
 });
 
 test('sys_journal holds the journal of a finished invocation, entry by entry', async (t) => {
-  const rows = await query(t.context, `SELECT index, entry_type, name, entry_lite_json FROM sys_journal sj WHERE sj.id = '${t.context.ids.steps}' ORDER BY index`);
-  t.deepEqual(rows.map((r) => r.index), rows.map((_, i) => i));
+  const rows = await query(
+    t.context,
+    `SELECT index, entry_type, name, entry_lite_json FROM sys_journal sj WHERE sj.id = '${t.context.ids.steps}' ORDER BY index`,
+  );
+  t.deepEqual(
+    rows.map((r) => r.index),
+    rows.map((_, i) => i),
+  );
   t.is(rows[0]!.entry_type, 'Command: Input');
   t.is(rows[rows.length - 1]!.entry_type, 'Command: Output');
-  t.deepEqual(rows.filter((r) => r.entry_type === 'Command: Run').map((r) => r.name), ['a', 'b', 'c']);
+  t.deepEqual(
+    rows.filter((r) => r.entry_type === 'Command: Run').map((r) => r.name),
+    ['a', 'b', 'c'],
+  );
   t.is(rows.filter((r) => r.entry_type === 'Notification: Run').length, 3);
   t.true(rows.some((r) => r.entry_type === 'Command: Sleep'));
   t.is(rows.find((r) => r.name === 'a')!.entry_lite_json, '{"Command":{"Run":{"completion_id":1,"name":"a"}}}');
 });
 
 test('sys_service and sys_deployment list the registered SDK endpoint', async (t) => {
-  const services = await query(t.context, 'SELECT name, revision, public, ty, deployment_id FROM sys_service ORDER BY name');
-  const [deployment] = await query(t.context, 'SELECT id, ty, endpoint, services, min_service_protocol_version, max_service_protocol_version FROM sys_deployment');
+  const services = await query(
+    t.context,
+    'SELECT name, revision, public, ty, deployment_id FROM sys_service ORDER BY name',
+  );
+  const [deployment] = await query(
+    t.context,
+    'SELECT id, ty, endpoint, services, min_service_protocol_version, max_service_protocol_version FROM sys_deployment',
+  );
   t.deepEqual(services, [
     { name: 'Durable', revision: 1, public: true, ty: 'service', deployment_id: deployment!.id },
     { name: 'Suspender', revision: 1, public: true, ty: 'service', deployment_id: deployment!.id },
@@ -86,7 +116,10 @@ test("the CLI's Arrow count and detail query", async (t) => {
   t.is(res.statusCode, 200);
   t.is(res.headers['content-type'], 'application/vnd.apache.arrow.stream');
   const table = tableFromIPC(new Uint8Array(res.body));
-  t.deepEqual(table.schema.fields.map((f) => [f.name, String(f.type)]), [['count(Int64(1))', 'Int64']]);
+  t.deepEqual(
+    table.schema.fields.map((f) => [f.name, String(f.type)]),
+    [['count(Int64(1))', 'Int64']],
+  );
   t.is(table.get(0)!.toJSON()['count(Int64(1))'], 1n);
 
   const [detail] = await query(
@@ -105,8 +138,15 @@ test('JSON answers name their columns in order (x-redstate-columns), also those 
     headers: { accept: 'application/json' },
   });
   t.is(res.statusCode, 200);
-  t.deepEqual(Object.keys((JSON.parse(res.body) as { rows: Array<Record<string, unknown>> }).rows[0]!), ['target', 'status']);
-  t.deepEqual(String(res.headers['x-redstate-columns']).split(',').map(decodeURIComponent), ['target', 'no, value', 'status']);
+  t.deepEqual(Object.keys((JSON.parse(res.body) as { rows: Array<Record<string, unknown>> }).rows[0]!), [
+    'target',
+    'status',
+  ]);
+  t.deepEqual(String(res.headers['x-redstate-columns']).split(',').map(decodeURIComponent), [
+    'target',
+    'no, value',
+    'status',
+  ]);
   const arrow = await t.context.admin.post('query', { json: { query: 'SELECT 1 AS one' } });
   t.is(arrow.headers['x-redstate-columns'], undefined, 'only beside JSON rows');
 });

@@ -45,7 +45,11 @@ test(`README's greeter.mjs serves, registers and answers on Node ${process.versi
 
   const port = await freePort();
   let output = '';
-  const greeter = spawn(process.execPath, [...polyfill, 'greeter.mjs'], { cwd: dir, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const greeter = spawn(process.execPath, [...polyfill, 'greeter.mjs'], {
+    cwd: dir,
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   greeter.stdout.on('data', (d: Buffer) => (output += d.toString()));
   greeter.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const server = await startRedstate();
@@ -58,9 +62,16 @@ test(`README's greeter.mjs serves, registers and answers on Node ${process.versi
     throw new Error(`greeter.mjs did not listen on ${port}:\n${output}`);
   });
 
-  const registered = await got.post(`${server.admin}/deployments`, { json: { uri: `http://localhost:${port}` }, throwHttpErrors: false });
+  const registered = await got.post(`${server.admin}/deployments`, {
+    json: { uri: `http://localhost:${port}` },
+    throwHttpErrors: false,
+  });
   t.is(registered.statusCode, 201, registered.body);
-  const res = await got.post(`${server.ingress}/restate/call/Greeter/greet`, { json: 'Ada', throwHttpErrors: false, timeout: { request: 15_000 } });
+  const res = await got.post(`${server.ingress}/restate/call/Greeter/greet`, {
+    json: 'Ada',
+    throwHttpErrors: false,
+    timeout: { request: 15_000 },
+  });
   t.is(res.statusCode, 200, `${res.body}\n${output}`);
   t.is(res.body, '"Hello, Ada!"');
 });

@@ -41,12 +41,18 @@ async function keysPerMaster(stack: Stack): Promise<number[]> {
  * running once a share of them is acknowledged. Returns the acknowledged invocation ids per key
  * and how many sends got no acknowledgement (refused or unknown outcome).
  */
-async function addsUnder(stack: Stack, rounds: number, disruptions: Array<{ atRound: number; run: () => Promise<void> }>) {
+async function addsUnder(
+  stack: Stack,
+  rounds: number,
+  disruptions: Array<{ atRound: number; run: () => Promise<void> }>,
+) {
   const acked = new Map<string, string[]>(KEYS.map((k) => [k, []]));
   const unacked = new Map<string, number>(KEYS.map((k) => [k, 0]));
   const statuses = new Map<number, number>();
   const send = async (key: string) => {
-    const res = await stack.ingress.post(`restate/send/Counter/${key}/add`, { json: { delta: 1, pauseMs: 10 } }).catch(() => undefined);
+    const res = await stack.ingress
+      .post(`restate/send/Counter/${key}/add`, { json: { delta: 1, pauseMs: 10 } })
+      .catch(() => undefined);
     const status = res?.statusCode ?? 0;
     statuses.set(status, (statuses.get(status) ?? 0) + 1);
     if (status === 202) acked.get(key)!.push((JSON.parse(res!.body) as { invocationId: string }).invocationId);
@@ -69,15 +75,29 @@ async function addsUnder(stack: Stack, rounds: number, disruptions: Array<{ atRo
 }
 
 /** Every acknowledged add completes, the count is within [acked, acked + unacked], no key stays locked, no overlap. */
-async function expectAddsLanded(t: import('ava').ExecutionContext, stack: Stack, acked: Map<string, string[]>, unacked: Map<string, number>): Promise<void> {
+async function expectAddsLanded(
+  t: import('ava').ExecutionContext,
+  stack: Stack,
+  acked: Map<string, string[]>,
+  unacked: Map<string, number>,
+): Promise<void> {
   for (const key of KEYS) {
     const ids = acked.get(key)!;
-    const done = await Promise.all(ids.map((id) => stack.ingress.get(`restate/attach/${id}`, { timeout: { request: 90_000 } })));
-    t.deepEqual(done.map((r) => r.statusCode), ids.map(() => 200), `${key}: ${stack.server.output().slice(-3000)}`);
+    const done = await Promise.all(
+      ids.map((id) => stack.ingress.get(`restate/attach/${id}`, { timeout: { request: 90_000 } })),
+    );
+    t.deepEqual(
+      done.map((r) => r.statusCode),
+      ids.map(() => 200),
+      `${key}: ${stack.server.output().slice(-3000)}`,
+    );
     const after = await stack.ingress.post(`restate/call/Counter/${key}/add`, { json: { delta: 0 } });
     t.is(after.statusCode, 200, `${key} stays locked`);
     const count = Number(after.body);
-    t.true(count >= ids.length && count <= ids.length + unacked.get(key)!, `${key}: count ${count}, acknowledged ${ids.length}, unacknowledged ${unacked.get(key)}`);
+    t.true(
+      count >= ids.length && count <= ids.length + unacked.get(key)!,
+      `${key}: count ${count}, acknowledged ${ids.length}, unacknowledged ${unacked.get(key)}`,
+    );
   }
   const c = await stack.counts();
   for (const key of KEYS) t.is(c[`overlaps:${key}`], undefined, `two exclusive handlers of ${key} ran at once`);
@@ -90,33 +110,62 @@ test.serial('calls, sends, adds on 50 keys, a workflow promise and /query over e
       t.is((await stack.admin.post('deployments', { json: { uri: workflows.url } })).statusCode, 201);
       const { ingress } = stack;
 
-      const calls = await Promise.all(Array.from({ length: 20 }, (_, i) => ingress.post('restate/call/Once/run', { json: { tag: `call${i}` } })));
-      t.deepEqual(calls.map((r) => r.body), calls.map((_, i) => `"call${i}:1"`));
-      const sends = await Promise.all(Array.from({ length: 20 }, (_, i) => ingress.post('restate/send/Once/run', { json: { tag: `send${i}` } })));
-      t.deepEqual(sends.map((r) => r.statusCode), sends.map(() => 202));
+      const calls = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => ingress.post('restate/call/Once/run', { json: { tag: `call${i}` } })),
+      );
+      t.deepEqual(
+        calls.map((r) => r.body),
+        calls.map((_, i) => `"call${i}:1"`),
+      );
+      const sends = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => ingress.post('restate/send/Once/run', { json: { tag: `send${i}` } })),
+      );
+      t.deepEqual(
+        sends.map((r) => r.statusCode),
+        sends.map(() => 202),
+      );
       for (const r of sends) {
         const { invocationId } = JSON.parse(r.body) as { invocationId: string };
         t.is((await ingress.get(`restate/attach/${invocationId}`)).statusCode, 200);
       }
 
       const ADDS = 4;
-      const adds = await Promise.all(KEYS.flatMap((key) => Array.from({ length: ADDS }, () => ingress.post(`restate/call/Counter/${key}/add`, { json: { delta: 1 } }))));
-      t.deepEqual(adds.map((r) => r.statusCode), adds.map(() => 200));
+      const adds = await Promise.all(
+        KEYS.flatMap((key) =>
+          Array.from({ length: ADDS }, () => ingress.post(`restate/call/Counter/${key}/add`, { json: { delta: 1 } })),
+        ),
+      );
+      t.deepEqual(
+        adds.map((r) => r.statusCode),
+        adds.map(() => 200),
+      );
       for (const key of KEYS) t.is((await ingress.post(`restate/call/Counter/${key}/get`)).body, String(ADDS), key);
 
       const run = ingress.post('restate/call/Signup/cluster-wf/run', { json: 'a@b.c' });
-      await waitFor(async () => (await ingress.post('restate/call/Signup/cluster-wf/status')).body === '"waiting"', 10_000);
+      await waitFor(
+        async () => (await ingress.post('restate/call/Signup/cluster-wf/status')).body === '"waiting"',
+        10_000,
+      );
       t.is((await ingress.post('restate/call/Signup/cluster-wf/verify', { json: 'V' })).body, '"resolved"');
       t.is((await run).body, '"ok a@b.c V"');
 
-      const invocations = await sqlRows(stack.admin, "SELECT COUNT(*) AS n FROM sys_invocation WHERE target_handler_name = 'add' AND status = 'completed'");
+      const invocations = await sqlRows(
+        stack.admin,
+        "SELECT COUNT(*) AS n FROM sys_invocation WHERE target_handler_name = 'add' AND status = 'completed'",
+      );
       t.is(Number(invocations[0]!['n']), KEYS.length * ADDS);
-      const state = await sqlRows(stack.admin, "SELECT service_key, value_utf8 FROM state WHERE service_name = 'Counter' AND key = 'count'");
+      const state = await sqlRows(
+        stack.admin,
+        "SELECT service_key, value_utf8 FROM state WHERE service_name = 'Counter' AND key = 'count'",
+      );
       t.deepEqual(state.map((r) => r['service_key']).sort(), [...KEYS].sort());
       t.true(state.every((r) => r['value_utf8'] === String(ADDS)));
       const perMaster = await keysPerMaster(stack);
       t.is(perMaster.length, 3);
-      t.true(perMaster.every((n) => n > 0), `keys per master: ${perMaster.join(', ')}`);
+      t.true(
+        perMaster.every((n) => n > 0),
+        `keys per master: ${perMaster.join(', ')}`,
+      );
     } finally {
       await workflows.stop();
     }
@@ -138,31 +187,34 @@ test.serial('a SIGKILL of the server under load loses no acknowledged add and lo
   });
 });
 
-test.serial('a SIGKILL and restart of one master under load: 503s meanwhile, then every acknowledged add lands once', async (t) => {
-  await withStack('objects.mjs', async (stack) => {
-    const master = stack.redisCluster!.masters[1]!;
-    let healthWhileAway = 0;
-    const { acked, unacked, statuses } = await addsUnder(stack, 16, [
-      {
-        atRound: 4,
-        run: async () => {
-          await master.halt({ kill: true });
-          // Longer than the cluster node timeout (2 s): the other masters declare it failed
-          // and refuse every command with CLUSTERDOWN until it is back.
-          await new Promise((r) => setTimeout(r, 3000));
-          healthWhileAway = (await stack.admin.get('health')).statusCode;
-          await master.resume();
-          await stack.redisCluster!.waitOk();
+test.serial(
+  'a SIGKILL and restart of one master under load: 503s meanwhile, then every acknowledged add lands once',
+  async (t) => {
+    await withStack('objects.mjs', async (stack) => {
+      const master = stack.redisCluster!.masters[1]!;
+      let healthWhileAway = 0;
+      const { acked, unacked, statuses } = await addsUnder(stack, 16, [
+        {
+          atRound: 4,
+          run: async () => {
+            await master.halt({ kill: true });
+            // Longer than the cluster node timeout (2 s): the other masters declare it failed
+            // and refuse every command with CLUSTERDOWN until it is back.
+            await new Promise((r) => setTimeout(r, 3000));
+            healthWhileAway = (await stack.admin.get('health')).statusCode;
+            await master.resume();
+            await stack.redisCluster!.waitOk();
+          },
         },
-      },
-    ]);
-    t.true((statuses.get(503) ?? 0) > 0, `statuses: ${JSON.stringify([...statuses])}`);
-    await expectAddsLanded(t, stack, acked, unacked);
-    t.is(healthWhileAway, 503);
-    t.is((await stack.admin.get('health')).statusCode, 200);
-    t.regex(stack.server.output(), /store unavailable: Redis at redis-cluster:\/\/.*store available again/s);
-  });
-});
+      ]);
+      t.true((statuses.get(503) ?? 0) > 0, `statuses: ${JSON.stringify([...statuses])}`);
+      await expectAddsLanded(t, stack, acked, unacked);
+      t.is(healthWhileAway, 503);
+      t.is((await stack.admin.get('health')).statusCode, 200);
+      t.regex(stack.server.output(), /store unavailable: Redis at redis-cluster:\/\/.*store available again/s);
+    });
+  },
+);
 
 test.serial('a Redis Streams subscription on the cluster: every message once, in key order', async (t) => {
   await withStack('subscriptions.mjs', async (stack) => {
@@ -170,7 +222,10 @@ test.serial('a Redis Streams subscription on the cluster: every message once, in
     const producer = new Cluster(stack.redisCluster!.masters.map((m) => ({ host: '127.0.0.1', port: m.port })));
     const base = Date.now();
     try {
-      await publishAll((i) => producer.xadd('orders', `${base}-${i + 1}`, 'key', keyOf(i), 'value', bodyOf(i)).then(() => undefined), 3000);
+      await publishAll(
+        (i) => producer.xadd('orders', `${base}-${i + 1}`, 'key', keyOf(i), 'value', bodyOf(i)).then(() => undefined),
+        3000,
+      );
       await expectEveryMessageOnceInOrder(t, stack, 60_000);
     } finally {
       producer.disconnect();

@@ -18,8 +18,11 @@ test('redis: SIGKILL of redis-server under load loses no acknowledged add, overl
     const acked = new Map<string, string[]>(KEYS.map((k) => [k, []]));
     const unknown = new Map<string, number>(KEYS.map((k) => [k, 0]));
     const send = async (key: string) => {
-      const res = await ingress.post(`restate/send/Counter/${key}/add`, { json: { delta: 1, pauseMs: 20 } }).catch(() => undefined);
-      if (res?.statusCode === 202) acked.get(key)!.push((JSON.parse(res.body) as { invocationId: string }).invocationId);
+      const res = await ingress
+        .post(`restate/send/Counter/${key}/add`, { json: { delta: 1, pauseMs: 20 } })
+        .catch(() => undefined);
+      if (res?.statusCode === 202)
+        acked.get(key)!.push((JSON.parse(res.body) as { invocationId: string }).invocationId);
       else unknown.set(key, unknown.get(key)! + 1);
     };
     let sent = 0;
@@ -40,13 +43,22 @@ test('redis: SIGKILL of redis-server under load loses no acknowledged add, overl
 
     for (const key of KEYS) {
       const ids = acked.get(key)!;
-      const done = await Promise.all(ids.map((id) => ingress.get(`restate/attach/${id}`, { timeout: { request: 60_000 } })));
-      t.deepEqual(done.map((r) => r.statusCode), ids.map(() => 200), `${key}: ${stack.server.output().slice(-3000)}`);
+      const done = await Promise.all(
+        ids.map((id) => ingress.get(`restate/attach/${id}`, { timeout: { request: 60_000 } })),
+      );
+      t.deepEqual(
+        done.map((r) => r.statusCode),
+        ids.map(() => 200),
+        `${key}: ${stack.server.output().slice(-3000)}`,
+      );
       // A further exclusive call on the key answers: nothing holds its lock for good.
       const after = await ingress.post(`restate/call/Counter/${key}/add`, { json: { delta: 0 } });
       t.is(after.statusCode, 200, `${key} stays locked`);
       const count = Number(after.body);
-      t.true(count >= ids.length && count <= ids.length + unknown.get(key)!, `${key}: count ${count}, acknowledged ${ids.length}, unknown ${unknown.get(key)}`);
+      t.true(
+        count >= ids.length && count <= ids.length + unknown.get(key)!,
+        `${key}: count ${count}, acknowledged ${ids.length}, unknown ${unknown.get(key)}`,
+      );
     }
     const c = await stack.counts();
     for (const key of KEYS) t.is(c[`overlaps:${key}`], undefined, `two exclusive handlers of ${key} ran at once`);

@@ -25,18 +25,27 @@ test('commits wait for the replica; what that costs per operation', async (t) =>
       try {
         const admin = got.extend({ prefixUrl: server.admin, throwHttpErrors: false });
         const ingress = got.extend({ prefixUrl: server.ingress, throwHttpErrors: false, retry: { limit: 0 } });
-        t.true([200, 201].includes((await admin.post('deployments', { json: { uri: service.url, force: true } })).statusCode));
+        t.true(
+          [200, 201].includes(
+            (await admin.post('deployments', { json: { uri: service.url, force: true } })).statusCode,
+          ),
+        );
         const key = `k${Date.now()}`;
         // Warm: the first calls of a process pay for compiling and for new connections.
         for (let i = 0; i < 50; i++) await ingress.post(`restate/call/Counter/warm/add`, { json: 1 });
         // One at a time: the latency a WAIT adds to each of an add's commits.
         const serialStart = performance.now();
-        for (let i = 0; i < OPS; i++) t.is((await ingress.post(`restate/call/Counter/${key}/add`, { json: 1 })).statusCode, 200);
+        for (let i = 0; i < OPS; i++)
+          t.is((await ingress.post(`restate/call/Counter/${key}/add`, { json: 1 })).statusCode, 200);
         const serialMs = (performance.now() - serialStart) / OPS;
         // 32 at once over 32 keys: commits share a WAIT per event-loop turn.
         const limit = pLimit(32);
         const loadStart = performance.now();
-        await Promise.all(Array.from({ length: OPS }, (_, i) => limit(() => ingress.post(`restate/call/Counter/${key}-${i % 32}/add`, { json: 1 }))));
+        await Promise.all(
+          Array.from({ length: OPS }, (_, i) =>
+            limit(() => ingress.post(`restate/call/Counter/${key}-${i % 32}/add`, { json: 1 })),
+          ),
+        );
         const perSecond = OPS / ((performance.now() - loadStart) / 1000);
         return { serialMs, perSecond, log: server.output() };
       } finally {

@@ -15,14 +15,24 @@ for (const store of storeKinds) {
       t.is(again.statusCode, 200, 're-registering the same URI is a no-op');
       const dep = JSON.parse(again.body) as { id: string; services: Array<{ name: string; revision: number }> };
       t.regex(dep.id, /^dp_1[0-9a-zA-Z]{22}$/);
-      t.deepEqual(dep.services.map((s) => [s.name, s.revision]).sort(), [['Durable', 1], ['Suspender', 1], ['Tally', 1]]);
+      t.deepEqual(dep.services.map((s) => [s.name, s.revision]).sort(), [
+        ['Durable', 1],
+        ['Suspender', 1],
+        ['Tally', 1],
+      ]);
 
       const forced = await admin.post('deployments', { json: { uri: stack.serviceUrl, force: true } });
       t.is(forced.statusCode, 200);
-      t.deepEqual((JSON.parse(forced.body) as typeof dep).services.map((s) => s.revision), [2, 2, 2]);
+      t.deepEqual(
+        (JSON.parse(forced.body) as typeof dep).services.map((s) => s.revision),
+        [2, 2, 2],
+      );
 
       const list = JSON.parse((await admin.get('deployments')).body) as { deployments: Array<{ id: string }> };
-      t.deepEqual(list.deployments.map((d) => d.id), [dep.id]);
+      t.deepEqual(
+        list.deployments.map((d) => d.id),
+        [dep.id],
+      );
       const one = await admin.get(`v4/deployments/${dep.id}`);
       t.is(one.statusCode, 200);
       const svc = JSON.parse((await admin.get('services/Durable')).body) as Record<string, unknown>;
@@ -38,7 +48,10 @@ for (const store of storeKinds) {
       await stack.server.restart();
 
       const after = JSON.parse((await admin.get('deployments')).body) as { deployments: Array<{ id: string }> };
-      t.deepEqual(after.deployments.map((d) => d.id), [dep.id]);
+      t.deepEqual(
+        after.deployments.map((d) => d.id),
+        [dep.id],
+      );
       t.is((JSON.parse((await admin.get('services/Durable')).body) as { revision: number }).revision, 2);
       const call = await ingress.post('restate/call/Durable/greet', { json: 'again' });
       t.is(call.statusCode, 200);

@@ -15,7 +15,8 @@ import { startService } from '../support/sdk-service.js';
 import { startRedstate } from '../support/server.js';
 import { jsonLines } from '../support/log-lines.js';
 
-const client = (prefixUrl: string) => got.extend({ prefixUrl, throwHttpErrors: false, retry: { limit: 0 }, timeout: { request: 30_000 } });
+const client = (prefixUrl: string) =>
+  got.extend({ prefixUrl, throwHttpErrors: false, retry: { limit: 0 }, timeout: { request: 30_000 } });
 
 test('a signing server registers and calls identity-checking endpoints; an unsigned one is refused', async (t) => {
   const dir = await mkdtemp(path.join(tmpdir(), 'redstate-identity-'));
@@ -28,7 +29,12 @@ test('a signing server registers and calls identity-checking endpoints; an unsig
   const signing = await startRedstate({ env: { REDSTATE_REQUEST_IDENTITY_PRIVATE_KEY_PEM_FILE: keyFile } });
   const unsigned = await startRedstate();
   try {
-    t.true(jsonLines(signing.output()).some((l) => l.level === 'info' && l.msg === `request identity: requests to deployments are signed with ${keyId}`), signing.output());
+    t.true(
+      jsonLines(signing.output()).some(
+        (l) => l.level === 'info' && l.msg === `request identity: requests to deployments are signed with ${keyId}`,
+      ),
+      signing.output(),
+    );
     const admin = client(signing.admin);
     const ingress = client(signing.ingress);
     const registered = await admin.post('deployments', { json: { uri: h2.url } });

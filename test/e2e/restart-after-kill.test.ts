@@ -41,7 +41,10 @@ for (const store of storeKinds) {
         REDSTATE_NODE_PORT: '0',
       });
       t.not(second.code, 0);
-      t.regex(second.output, new RegExp(`the data dir .* is in use by another redstate process \\(pid ${stack.server.pid()}\\)`));
+      t.regex(
+        second.output,
+        new RegExp(`the data dir .* is in use by another redstate process \\(pid ${stack.server.pid()}\\)`),
+      );
       // The refused start left the owner's lock alone.
       t.is((await stack.ingress.post('restate/call/Counter/restarts/add', { json: 1 })).body, String(TRIES + 1));
     } finally {
@@ -55,7 +58,14 @@ test.serial('an owner killed but not yet reaped (a zombie) does not hold the dat
   // A parent that never waits for its children, as a container's first process may be: the
   // killed server stays a zombie, and its pid keeps "answering", until the parent exits.
   const parent = spawn('sh', ['-c', `"${process.execPath}" "${MAIN}" & echo "pid $!"; exec sleep 600`], {
-    env: { ...process.env, REDSTATE_HOST: '127.0.0.1', REDSTATE_DATA_DIR: dataDir, REDSTATE_INGRESS_PORT: '0', REDSTATE_ADMIN_PORT: '0', REDSTATE_NODE_PORT: '0' },
+    env: {
+      ...process.env,
+      REDSTATE_HOST: '127.0.0.1',
+      REDSTATE_DATA_DIR: dataDir,
+      REDSTATE_INGRESS_PORT: '0',
+      REDSTATE_ADMIN_PORT: '0',
+      REDSTATE_NODE_PORT: '0',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -46,7 +46,13 @@ for (const store of storeKinds) {
       'FlowObj/k2/add/send',
     ];
     const sends = await Promise.all(
-      paths.map((p) => send(stack, `${p}?at=${encodeURIComponent(iso(at))}`, p.includes('FlowObj') ? 1 : { tag: `${store}-at-${p}`, ms: 0 })),
+      paths.map((p) =>
+        send(
+          stack,
+          `${p}?at=${encodeURIComponent(iso(at))}`,
+          p.includes('FlowObj') ? 1 : { tag: `${store}-at-${p}`, ms: 0 },
+        ),
+      ),
     );
     for (const [i, { status, sent, raw }] of sends.entries()) {
       t.is(status, 202, `${paths[i]}: ${raw}`);
@@ -58,8 +64,14 @@ for (const store of storeKinds) {
     }
     for (const { sent } of sends) await completed(stack, sent.invocationId, 15_000);
     t.true(Date.now() >= at);
-    const [first] = await sqlRows(stack.admin, `select running_at from sys_invocation where id = '${sends[0]!.sent.invocationId}'`);
-    t.true(Date.parse(String(first!['running_at'])) >= at, `started at ${String(first!['running_at'])}, due ${iso(at)}`);
+    const [first] = await sqlRows(
+      stack.admin,
+      `select running_at from sys_invocation where id = '${sends[0]!.sent.invocationId}'`,
+    );
+    t.true(
+      Date.parse(String(first!['running_at'])) >= at,
+      `started at ${String(first!['running_at'])}, due ${iso(at)}`,
+    );
   });
 
   test(`${store}: ?at= with an offset, and a time past, which starts now`, async (t) => {
@@ -83,7 +95,14 @@ for (const store of storeKinds) {
 
   test(`${store}: bad ?at= values, ?at= with ?delay=, ?at= on a call: 400 and nothing stored`, async (t) => {
     const stack = t.context[store]!;
-    for (const bad of ['tomorrow', '2026-02-30T00:00:00Z', '2026-12-01T25:00:00Z', '2026-12-01T10:00:00', '2026-12-01', '1767225600000']) {
+    for (const bad of [
+      'tomorrow',
+      '2026-02-30T00:00:00Z',
+      '2026-12-01T25:00:00Z',
+      '2026-12-01T10:00:00',
+      '2026-12-01',
+      '1767225600000',
+    ]) {
       const res = await stack.ingress.post(`restate/send/FlowObj/never/add?at=${encodeURIComponent(bad)}`, { json: 1 });
       t.is(res.statusCode, 400, bad);
       t.is(
@@ -95,27 +114,38 @@ for (const store of storeKinds) {
         }),
       );
     }
-    const both = await stack.ingress.post('restate/send/FlowObj/never/add?delay=1s&at=2030-01-01T00:00:00Z', { json: 1 });
+    const both = await stack.ingress.post('restate/send/FlowObj/never/add?delay=1s&at=2030-01-01T00:00:00Z', {
+      json: 1,
+    });
     t.is(both.statusCode, 400);
-    t.is(both.body, '{"code":400,"message":"cannot use both the delay and the at query parameters, use one of them","source":"ingress"}');
+    t.is(
+      both.body,
+      '{"code":400,"message":"cannot use both the delay and the at query parameters, use one of them","source":"ingress"}',
+    );
     const call = await stack.ingress.post('restate/call/FlowObj/never/add?at=2030-01-01T00:00:00Z', { json: 1 });
     t.is(call.statusCode, 400);
-    t.is(call.body, '{"code":400,"message":"cannot use the at query parameter with calls. The at is supported only with sends","source":"ingress"}');
+    t.is(
+      call.body,
+      '{"code":400,"message":"cannot use the at query parameter with calls. The at is supported only with sends","source":"ingress"}',
+    );
     t.deepEqual(await sqlRows(stack.admin, "select id from sys_invocation where target_service_key = 'never'"), []);
   });
 
-  test.serial(`${store}: a send ?at= survives a SIGKILL of the server${store === 'redis' ? ' and of redis-server' : ''}, and runs once at its time`, async (t) => {
-    const stack = t.context[store]!;
-    const at = Date.now() + 4000;
-    const { sent } = await send(stack, `restate/send/FlowObj/crash/add?at=${iso(at)}`, 5);
-    await stack.redis?.halt({ kill: true });
-    await stack.server.kill();
-    await stack.redis?.resume();
-    await stack.server.restart();
-    t.is((await statusOf(stack, sent.invocationId))['status'], 'scheduled');
-    await completed(stack, sent.invocationId, 20_000);
-    t.true(Date.now() >= at);
-    const out = await stack.ingress.get(`restate/output/${sent.invocationId}`);
-    t.is(out.body, '5', 'added once');
-  });
+  test.serial(
+    `${store}: a send ?at= survives a SIGKILL of the server${store === 'redis' ? ' and of redis-server' : ''}, and runs once at its time`,
+    async (t) => {
+      const stack = t.context[store]!;
+      const at = Date.now() + 4000;
+      const { sent } = await send(stack, `restate/send/FlowObj/crash/add?at=${iso(at)}`, 5);
+      await stack.redis?.halt({ kill: true });
+      await stack.server.kill();
+      await stack.redis?.resume();
+      await stack.server.restart();
+      t.is((await statusOf(stack, sent.invocationId))['status'], 'scheduled');
+      await completed(stack, sent.invocationId, 20_000);
+      t.true(Date.now() >= at);
+      const out = await stack.ingress.get(`restate/output/${sent.invocationId}`);
+      t.is(out.body, '5', 'added once');
+    },
+  );
 }

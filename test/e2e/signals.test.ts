@@ -29,14 +29,22 @@ async function outcome(stack: Stack, id: string): Promise<unknown> {
 }
 
 async function statusOf(stack: Stack, id: string): Promise<string | undefined> {
-  return (await sqlRows(stack.admin, `SELECT status FROM sys_invocation WHERE id = '${id}'`))[0]?.['status'] as string | undefined;
+  return (await sqlRows(stack.admin, `SELECT status FROM sys_invocation WHERE id = '${id}'`))[0]?.['status'] as
+    string | undefined;
 }
 
 /** Starts a waiter and waits until it waits (suspended, for the suspending service, unless `quick`). */
-async function startWaiter(stack: Stack, service: string, handler: string, input: { tag: string } & Record<string, unknown>, quick = false): Promise<string> {
+async function startWaiter(
+  stack: Stack,
+  service: string,
+  handler: string,
+  input: { tag: string } & Record<string, unknown>,
+  quick = false,
+): Promise<string> {
   const id = await sendTo(stack, `${service}/${handler}`, input);
   await waitFor(async () => (await stack.counts())[`${input.tag}:started`] === 1, 15_000);
-  if (service.startsWith('Suspending') && !quick) await waitFor(async () => (await statusOf(stack, id)) === 'suspended', 15_000);
+  if (service.startsWith('Suspending') && !quick)
+    await waitFor(async () => (await statusOf(stack, id)) === 'suspended', 15_000);
   return id;
 }
 
@@ -66,15 +74,31 @@ for (const store of storeKinds) {
       t.deepEqual(await outcome(stack, race), { value: 'B' });
 
       const settled = await startWaiter(stack, service, 'settled', { tag: `${name}-settled` });
-      await signal(t, stack, 'many', { id: settled, signals: [{ name: 'a', reason: 'ra' }, { name: 'b', value: 2 }] });
+      await signal(t, stack, 'many', {
+        id: settled,
+        signals: [
+          { name: 'a', reason: 'ra' },
+          { name: 'b', value: 2 },
+        ],
+      });
       t.deepEqual(await outcome(stack, settled), { value: [{ rejected: { code: 500, message: 'ra' } }, { value: 2 }] });
     });
 
     test(`${name}: a named signal racing a timeout`, async (t) => {
       const stack = t.context[store]!;
-      const late = await startWaiter(stack, service, 'orTimeout', { tag: `${name}-timeout`, name: 'x', timeoutMs: 300 }, true);
+      const late = await startWaiter(
+        stack,
+        service,
+        'orTimeout',
+        { tag: `${name}-timeout`, name: 'x', timeoutMs: 300 },
+        true,
+      );
       t.deepEqual(await outcome(stack, late), { value: 'timeout' });
-      const inTime = await startWaiter(stack, service, 'orTimeout', { tag: `${name}-in-time`, name: 'x', timeoutMs: 60_000 });
+      const inTime = await startWaiter(stack, service, 'orTimeout', {
+        tag: `${name}-in-time`,
+        name: 'x',
+        timeoutMs: 60_000,
+      });
       await signal(t, stack, 'resolve', { id: inTime, name: 'x', value: 'X' });
       t.deepEqual(await outcome(stack, inTime), { value: 'X' });
     });
@@ -115,10 +139,16 @@ for (const store of storeKinds) {
     const counts = await stack.counts();
     t.is(counts[`${tag}:started`], 1);
     t.is(counts[`${tag}:done`], 1);
-    const signals = await sqlRows(stack.admin, `SELECT entry_lite_json FROM sys_journal WHERE id = '${id}' AND entry_type = 'Notification: Signal'`);
+    const signals = await sqlRows(
+      stack.admin,
+      `SELECT entry_lite_json FROM sys_journal WHERE id = '${id}' AND entry_type = 'Notification: Signal'`,
+    );
     t.deepEqual(
       signals.map((r) => r['entry_lite_json']),
-      ['{"Notification":{"ty":"Signal","id":{"SignalName":"a"},"result":"Success"}}', '{"Notification":{"ty":"Signal","id":{"SignalName":"b"},"result":"Success"}}'],
+      [
+        '{"Notification":{"ty":"Signal","id":{"SignalName":"a"},"result":"Success"}}',
+        '{"Notification":{"ty":"Signal","id":{"SignalName":"b"},"result":"Success"}}',
+      ],
     );
   });
 }

@@ -21,7 +21,10 @@ async function untilHealthy(proc: ChildProcess, output: () => string): Promise<v
     if (Date.now() > deadline) throw new Error(`not healthy within 60 s:\n${output()}`);
     const m = /ingress on :(\d+), admin on :(\d+)/.exec(output());
     if (m) {
-      const [ingress, admin] = await Promise.all([fetch(`http://127.0.0.1:${m[1]}/restate/health`), fetch(`http://127.0.0.1:${m[2]}/health`)]);
+      const [ingress, admin] = await Promise.all([
+        fetch(`http://127.0.0.1:${m[1]}/restate/health`),
+        fetch(`http://127.0.0.1:${m[2]}/health`),
+      ]);
       if (ingress.status === 200 && admin.status === 200) return;
     }
     await new Promise((r) => setTimeout(r, 5));
@@ -31,7 +34,14 @@ async function untilHealthy(proc: ChildProcess, output: () => string): Promise<v
 /** Milliseconds from spawn to both health endpoints answering 200. */
 async function timeToHealthy(command: string, args: string[]): Promise<number> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'redstate-start-'));
-  const env = { ...process.env, REDSTATE_HOST: '127.0.0.1', REDSTATE_DATA_DIR: dataDir, REDSTATE_INGRESS_PORT: '0', REDSTATE_ADMIN_PORT: '0', REDSTATE_NODE_PORT: '0' };
+  const env = {
+    ...process.env,
+    REDSTATE_HOST: '127.0.0.1',
+    REDSTATE_DATA_DIR: dataDir,
+    REDSTATE_INGRESS_PORT: '0',
+    REDSTATE_ADMIN_PORT: '0',
+    REDSTATE_NODE_PORT: '0',
+  };
   const started = performance.now();
   // Its own process group, so `npm start`'s shell and node stop together.
   const proc = spawn(command, args, { cwd: projectRoot(), env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -53,7 +63,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 test.serial('node dist/src/main.js is healthy well within the bound', async (t) => {
   const runs: number[] = [];
-  for (let i = 0; i < RUNS; i++) runs.push(await timeToHealthy(process.execPath, ['--enable-source-maps', 'dist/src/main.js']));
+  for (let i = 0; i < RUNS; i++)
+    runs.push(await timeToHealthy(process.execPath, ['--enable-source-maps', 'dist/src/main.js']));
   t.log(`start to healthy: median ${median(runs).toFixed(0)} ms (${runs.map((r) => r.toFixed(0)).join(', ')} ms)`);
   t.true(median(runs) < BOUND_MS);
 });

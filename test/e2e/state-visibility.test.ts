@@ -23,10 +23,19 @@ for (const store of storeKinds) {
 
     const get = await stack.ingress.post(`restate/call/Counter/${key}/get`, { json: null });
     t.is(get.body, '42', 'a shared handler reads the new value');
-    const state = await sqlRows(stack.admin, `SELECT value_utf8 FROM state WHERE service_name = 'Counter' AND service_key = '${key}' AND key = 'count'`);
+    const state = await sqlRows(
+      stack.admin,
+      `SELECT value_utf8 FROM state WHERE service_name = 'Counter' AND service_key = '${key}' AND key = 'count'`,
+    );
     t.deepEqual(state, [{ value_utf8: '42' }]);
-    const journal = await sqlRows(stack.admin, `SELECT entry_type FROM sys_journal WHERE id = '${invocationId}' ORDER BY index`);
-    t.true(journal.some((r) => r['entry_type'] === 'Command: SetState'), JSON.stringify(journal));
+    const journal = await sqlRows(
+      stack.admin,
+      `SELECT entry_type FROM sys_journal WHERE id = '${invocationId}' ORDER BY index`,
+    );
+    t.true(
+      journal.some((r) => r['entry_type'] === 'Command: SetState'),
+      JSON.stringify(journal),
+    );
     const [status] = await sqlRows(stack.admin, `SELECT status FROM sys_invocation WHERE id = '${invocationId}'`);
     t.is(status?.['status'], 'running', 'the handler is still waiting');
 
@@ -35,7 +44,10 @@ for (const store of storeKinds) {
     const result = await stack.ingress.get(`restate/attach/${invocationId}`);
     t.is(result.statusCode, 200);
     t.deepEqual(JSON.parse(result.body), { resolvedWith: 'go' });
-    await waitFor(async () => (await stack.ingress.post(`restate/call/Counter/${key}/get`, { json: null })).body === '42', 5_000);
+    await waitFor(
+      async () => (await stack.ingress.post(`restate/call/Counter/${key}/get`, { json: null })).body === '42',
+      5_000,
+    );
   });
 }
 
@@ -46,7 +58,10 @@ for (const store of storeKinds) {
     const sent = await stack.ingress.post(`restate/send/Counter/${key}/setThenRun`, { json: { count: 7 } });
     t.is(sent.statusCode, 202);
     const invocationId = (JSON.parse(sent.body) as { invocationId: string }).invocationId;
-    const entries = async () => (await sqlRows(stack.admin, `SELECT entry_type FROM sys_journal WHERE id = '${invocationId}' ORDER BY index`)).map((r) => r['entry_type']);
+    const entries = async () =>
+      (
+        await sqlRows(stack.admin, `SELECT entry_type FROM sys_journal WHERE id = '${invocationId}' ORDER BY index`)
+      ).map((r) => r['entry_type']);
     await waitFor(async () => (await entries()).includes('Command: Run'), 2_000);
     t.deepEqual(await entries(), ['Command: Input', 'Command: SetState', 'Command: Run']);
     t.is((await stack.ingress.post(`restate/call/Counter/${key}/get`, { json: null })).body, '7');

@@ -12,7 +12,8 @@ import { startRedstate } from '../support/server.js';
 import { jsonLines } from '../support/log-lines.js';
 import { waitFor } from '../support/wait.js';
 
-const client = (prefixUrl: string) => got.extend({ prefixUrl, throwHttpErrors: false, retry: { limit: 0 }, timeout: { request: 20_000 } });
+const client = (prefixUrl: string) =>
+  got.extend({ prefixUrl, throwHttpErrors: false, retry: { limit: 0 }, timeout: { request: 20_000 } });
 
 const IOREDIS_INTERNALS = /max retries|Connection is closed|ECONNREFUSED|Stream isn't writeable|Command timed out/i;
 
@@ -36,7 +37,10 @@ test('SIGKILL of redis-server: 503 with a clear message while it is down, normal
       adminHealth: await admin.get('health'),
       register: await admin.post('deployments', { json: { uri: service.url, force: true } }),
       kill: await admin.patch('invocations/inv_1e5LzHaWLYBg7Mif5X5OikFkqq1YSVGOUi/kill'),
-      query: await admin.post('query', { json: { query: 'SELECT id FROM sys_invocation' }, headers: { accept: 'application/json' } }),
+      query: await admin.post('query', {
+        json: { query: 'SELECT id FROM sys_invocation' },
+        headers: { accept: 'application/json' },
+      }),
     };
     for (const [name, res] of Object.entries(answers)) {
       t.is(res.statusCode, 503, `${name}: ${res.body}`);
@@ -52,11 +56,26 @@ test('SIGKILL of redis-server: 503 with a clear message while it is down, normal
     await waitFor(async () => (await admin.get('health')).statusCode === 200, 15_000);
     t.is((await ingress.get('restate/health')).statusCode, 200);
     t.is((await ingress.post('restate/call/Greeter/greet', { json: 'Cy' })).body, '"hi Cy"');
-    t.is((await admin.post('query', { json: { query: 'SELECT 1 AS one' }, headers: { accept: 'application/json' } })).body, '{"rows":[{"one":1}]}');
+    t.is(
+      (await admin.post('query', { json: { query: 'SELECT 1 AS one' }, headers: { accept: 'application/json' } })).body,
+      '{"rows":[{"one":1}]}',
+    );
     const log = server.output();
     const lines = jsonLines(log);
-    t.is(lines.filter((l) => l.level === 'warn' && /^store unavailable: Redis at redis:\/\/127\.0\.0\.1:\d+ cannot be reached/.test(l.msg)).length, 1, log);
-    t.true(lines.some((l) => l.level === 'info' && /^store available again: Redis at .* answers \(down for [\d.]+ s\)/.test(l.msg)), log);
+    t.is(
+      lines.filter(
+        (l) =>
+          l.level === 'warn' && /^store unavailable: Redis at redis:\/\/127\.0\.0\.1:\d+ cannot be reached/.test(l.msg),
+      ).length,
+      1,
+      log,
+    );
+    t.true(
+      lines.some(
+        (l) => l.level === 'info' && /^store available again: Redis at .* answers \(down for [\d.]+ s\)/.test(l.msg),
+      ),
+      log,
+    );
     t.notRegex(log, /Unhandled|uncaught/i);
   } finally {
     await server.stop();

@@ -11,12 +11,22 @@ import { Admin, Producer } from '@platformatic/kafka';
 import test from 'ava';
 import { freePort } from '../support/ports.js';
 import { sqlRows, startStack, type Stack } from '../support/stack.js';
-import { bodyOf, expectEveryMessageOnceInOrder, keyOf, killServer, MESSAGES, publishAll, subscribe } from '../support/streaming.js';
+import {
+  bodyOf,
+  expectEveryMessageOnceInOrder,
+  keyOf,
+  killServer,
+  MESSAGES,
+  publishAll,
+  subscribe,
+} from '../support/streaming.js';
 
 const brokers = process.env['REDSTATE_TEST_KAFKA_BROKERS'];
 const SKIPPED = 'skipped: REDSTATE_TEST_KAFKA_BROKERS is not set, and no Kafka broker can run on this machine';
 
-async function withTopic(run: (stack: Stack, publish: (i: number) => Promise<void>, topic: string) => Promise<void>): Promise<void> {
+async function withTopic(
+  run: (stack: Stack, publish: (i: number) => Promise<void>, topic: string) => Promise<void>,
+): Promise<void> {
   const bootstrapBrokers = brokers!.split(',');
   const topic = `redstate-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
   const admin = new Admin({ clientId: 'redstate-test', bootstrapBrokers });
@@ -25,10 +35,21 @@ async function withTopic(run: (stack: Stack, publish: (i: number) => Promise<voi
   const producer = new Producer({ clientId: 'redstate-test', bootstrapBrokers });
   const stack = await startStack('embedded', { serviceFile: 'subscriptions.mjs' });
   try {
-    const cluster = await stack.admin.post('kafka-clusters', { json: { name: 'test', properties: { 'bootstrap.servers': brokers } } });
+    const cluster = await stack.admin.post('kafka-clusters', {
+      json: { name: 'test', properties: { 'bootstrap.servers': brokers } },
+    });
     if (cluster.statusCode !== 201) throw new Error(`cluster: ${cluster.statusCode} ${cluster.body}`);
     const publish = async (i: number) => {
-      await producer.send({ messages: [{ topic, key: Buffer.from(keyOf(i)), value: Buffer.from(bodyOf(i)), headers: new Map([[Buffer.from('source'), Buffer.from('test')]]) }] });
+      await producer.send({
+        messages: [
+          {
+            topic,
+            key: Buffer.from(keyOf(i)),
+            value: Buffer.from(bodyOf(i)),
+            headers: new Map([[Buffer.from('source'), Buffer.from('test')]]),
+          },
+        ],
+      });
     };
     await run(stack, publish, topic);
   } finally {
@@ -47,16 +68,26 @@ test('subscriptions that cannot be read show why in sys_subscription_progress, a
     const deadline = Date.now() + 30_000;
     while (!row?.['last_error'] && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 250));
-      [row] = await sqlRows(stack.admin, `SELECT status, delivered, last_error FROM sys_subscription_progress WHERE id = '${id}'`);
+      [row] = await sqlRows(
+        stack.admin,
+        `SELECT status, delivered, last_error FROM sys_subscription_progress WHERE id = '${id}'`,
+      );
     }
     t.like(row, { status: 'running', delivered: 0 });
     t.truthy(row?.['last_error'], 'the connection failure is shown');
     // redis-stream://{stream} reads the store's Redis, and this server runs on the embedded store.
     const own = await subscribe(stack.admin, 'redis-stream://orders');
     await new Promise((r) => setTimeout(r, 1500));
-    t.deepEqual(await sqlRows(stack.admin, `SELECT status, last_error FROM sys_subscription_progress WHERE id = '${own}'`), [
-      { status: 'failed', last_error: "Error: redis-stream://orders reads the store's Redis, but this server runs on the embedded store" },
-    ]);
+    t.deepEqual(
+      await sqlRows(stack.admin, `SELECT status, last_error FROM sys_subscription_progress WHERE id = '${own}'`),
+      [
+        {
+          status: 'failed',
+          last_error:
+            "Error: redis-stream://orders reads the store's Redis, but this server runs on the embedded store",
+        },
+      ],
+    );
     t.is((await stack.ingress.post('Log/k0/get')).statusCode, 200);
   } finally {
     await stack.stop();
@@ -67,22 +98,25 @@ if (!brokers) {
   // ava lists a skipped test with its title: the reason shows in every run's report.
   test.skip(`Kafka: every message once, in key order, across SIGKILLs (${SKIPPED})`, () => undefined);
 } else {
-  test.serial('every message of a Kafka topic invokes the handler once, in key order, with the record headers', async (t) => {
-    await withTopic(async (stack, publish, topic) => {
-      const id = await subscribe(stack.admin, `kafka://test/${topic}`);
-      await publishAll(publish, 2000);
-      const logs = await expectEveryMessageOnceInOrder(t, stack, 90_000);
-      const headers = logs.get('k9')!.headers;
-      t.is(headers['kafka.key'], Buffer.from('k9').toString('base64'));
-      t.is(headers['kafka.topic'], topic);
-      t.regex(headers['kafka.partition'] ?? '', /^[0-2]$/);
-      t.is(headers['restate.subscription.id'], id);
-      t.regex(headers['kafka.offset'] ?? '', /^\d+$/);
-      t.is(headers['source'], 'test');
-      const [progress] = await sqlRows(stack.admin, `SELECT * FROM sys_subscription_progress WHERE id = '${id}'`);
-      t.like(progress, { status: 'running', delivered: MESSAGES });
-    });
-  });
+  test.serial(
+    'every message of a Kafka topic invokes the handler once, in key order, with the record headers',
+    async (t) => {
+      await withTopic(async (stack, publish, topic) => {
+        const id = await subscribe(stack.admin, `kafka://test/${topic}`);
+        await publishAll(publish, 2000);
+        const logs = await expectEveryMessageOnceInOrder(t, stack, 90_000);
+        const headers = logs.get('k9')!.headers;
+        t.is(headers['kafka.key'], Buffer.from('k9').toString('base64'));
+        t.is(headers['kafka.topic'], topic);
+        t.regex(headers['kafka.partition'] ?? '', /^[0-2]$/);
+        t.is(headers['restate.subscription.id'], id);
+        t.regex(headers['kafka.offset'] ?? '', /^\d+$/);
+        t.is(headers['source'], 'test');
+        const [progress] = await sqlRows(stack.admin, `SELECT * FROM sys_subscription_progress WHERE id = '${id}'`);
+        t.like(progress, { status: 'running', delivered: MESSAGES });
+      });
+    },
+  );
 
   test.serial('SIGKILLs of the server lose no Kafka record and run none twice', async (t) => {
     await withTopic(async (stack, publish, topic) => {

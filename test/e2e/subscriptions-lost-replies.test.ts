@@ -43,7 +43,13 @@ test('Redis Streams: entries of a read whose reply was lost come before the entr
   const redis = await startRedis();
   const proxy = await startTcpProxy(redis.port);
   const direct = new Redis(redis.url);
-  const source = new RedisStreamSource({ url: `redis://127.0.0.1:${proxy.port}`, stream: 'orders', group: 'g', consumer: 'c', startAt: 'earliest' });
+  const source = new RedisStreamSource({
+    url: `redis://127.0.0.1:${proxy.port}`,
+    stream: 'orders',
+    group: 'g',
+    consumer: 'c',
+    startAt: 'earliest',
+  });
   const blocked = async () => /blocked_clients:1\r\n/.test(await direct.info('clients'));
   try {
     t.deepEqual(await source.next(), []);
@@ -70,7 +76,12 @@ test('NATS JetStream: messages of a fetch lost with the connection come before t
   const nc = await connect({ servers: nats.url });
   await (await jetstreamManager(nc)).streams.add({ name: 'ORDERS', subjects: ['orders.>'] });
   const js = jetstream(nc);
-  const source = new NatsJetStreamSource({ servers: [`127.0.0.1:${proxy.port}`], subject: 'orders.>', durable: 'd', startAt: 'earliest' });
+  const source = new NatsJetStreamSource({
+    servers: [`127.0.0.1:${proxy.port}`],
+    subject: 'orders.>',
+    durable: 'd',
+    startAt: 'earliest',
+  });
   try {
     t.deepEqual(await source.next(), []);
     // A fetch waits; the server sends it the first message, which never arrives.
@@ -78,7 +89,10 @@ test('NATS JetStream: messages of a fetch lost with the connection come before t
     const lost = source.next();
     await sleep(100);
     await js.publish('orders.k', new TextEncoder().encode('"m1"'));
-    await waitFor(async () => (await (await jetstreamManager(nc)).consumers.info('ORDERS', 'd')).num_ack_pending === 1, 5000);
+    await waitFor(
+      async () => (await (await jetstreamManager(nc)).consumers.info('ORDERS', 'd')).num_ack_pending === 1,
+      5000,
+    );
     proxy.cut();
     await js.publish('orders.k', new TextEncoder().encode('"m2"'));
     t.deepEqual(await handedOut(source, lost, 2), ['1', '2']);

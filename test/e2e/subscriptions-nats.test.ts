@@ -9,7 +9,15 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import test from 'ava';
 import { startNats, type RunningNats } from '../support/nats.js';
 import { sqlRows, startStack, type Stack } from '../support/stack.js';
-import { bodyOf, expectEveryMessageOnceInOrder, keyOf, killServer, MESSAGES, publishAll, subscribe } from '../support/streaming.js';
+import {
+  bodyOf,
+  expectEveryMessageOnceInOrder,
+  keyOf,
+  killServer,
+  MESSAGES,
+  publishAll,
+  subscribe,
+} from '../support/streaming.js';
 
 /** A stream `ORDERS` over `orders.>`; each message carries its key in the header `key` and a `Nats-Msg-Id`, so a resend after a reconnect is stored once. */
 async function producer(nats: RunningNats) {
@@ -23,7 +31,11 @@ async function producer(nats: RunningNats) {
       h.set('source', 'test');
       for (;;) {
         try {
-          await js.publish(`orders.${keyOf(i)}`, new TextEncoder().encode(bodyOf(i)), { headers: h, msgID: `m${i}`, timeout: 2000 });
+          await js.publish(`orders.${keyOf(i)}`, new TextEncoder().encode(bodyOf(i)), {
+            headers: h,
+            msgID: `m${i}`,
+            timeout: 2000,
+          });
           return;
         } catch {
           // nats-server is restarting: publish again (the message id makes it once).
@@ -39,7 +51,9 @@ async function withStack(run: (stack: Stack, nats: RunningNats) => Promise<void>
   const nats = await startNats();
   const stack = await startStack('embedded', { serviceFile: 'subscriptions.mjs' });
   try {
-    const cluster = await stack.admin.post('kafka-clusters', { json: { name: 'local', properties: { 'bootstrap.servers': nats.url } } });
+    const cluster = await stack.admin.post('kafka-clusters', {
+      json: { name: 'local', properties: { 'bootstrap.servers': nats.url } },
+    });
     if (cluster.statusCode !== 201) throw new Error(`cluster: ${cluster.statusCode} ${cluster.body}`);
     await run(stack, nats);
   } finally {
@@ -48,25 +62,28 @@ async function withStack(run: (stack: Stack, nats: RunningNats) => Promise<void>
   }
 }
 
-test.serial('every message of a JetStream subject invokes the handler once, in key order, with the message headers', async (t) => {
-  await withStack(async (stack, nats) => {
-    const p = await producer(nats);
-    const id = await subscribe(stack.admin, 'nats://local/orders.>');
-    await publishAll((i) => p.publish(i), 1000);
-    const logs = await expectEveryMessageOnceInOrder(t, stack, 60_000);
-    await p.close();
+test.serial(
+  'every message of a JetStream subject invokes the handler once, in key order, with the message headers',
+  async (t) => {
+    await withStack(async (stack, nats) => {
+      const p = await producer(nats);
+      const id = await subscribe(stack.admin, 'nats://local/orders.>');
+      await publishAll((i) => p.publish(i), 1000);
+      const logs = await expectEveryMessageOnceInOrder(t, stack, 60_000);
+      await p.close();
 
-    const headers = logs.get('k9')!.headers;
-    t.is(headers['kafka.key'], Buffer.from('k9').toString('base64'));
-    t.is(headers['kafka.topic'], 'orders.k9');
-    t.is(headers['kafka.partition'], 'ORDERS');
-    t.is(headers['restate.subscription.id'], id);
-    t.is(headers['kafka.offset'], String(MESSAGES));
-    t.is(headers['source'], 'test');
-    const [progress] = await sqlRows(stack.admin, `SELECT * FROM sys_subscription_progress WHERE id = '${id}'`);
-    t.like(progress, { source: 'nats://local/orders.>', status: 'running', delivered: MESSAGES, lag: 0 });
-  });
-});
+      const headers = logs.get('k9')!.headers;
+      t.is(headers['kafka.key'], Buffer.from('k9').toString('base64'));
+      t.is(headers['kafka.topic'], 'orders.k9');
+      t.is(headers['kafka.partition'], 'ORDERS');
+      t.is(headers['restate.subscription.id'], id);
+      t.is(headers['kafka.offset'], String(MESSAGES));
+      t.is(headers['source'], 'test');
+      const [progress] = await sqlRows(stack.admin, `SELECT * FROM sys_subscription_progress WHERE id = '${id}'`);
+      t.like(progress, { source: 'nats://local/orders.>', status: 'running', delivered: MESSAGES, lag: 0 });
+    });
+  },
+);
 
 test.serial('SIGKILLs of the server and a restart of nats-server lose no message and run none twice', async (t) => {
   await withStack(async (stack, nats) => {

@@ -9,7 +9,8 @@ import { startRedstate } from '../support/server.js';
 import { startService } from '../support/sdk-service.js';
 import { sqlRows } from '../support/stack.js';
 
-const client = (prefixUrl: string) => got.extend({ prefixUrl, throwHttpErrors: false, retry: { limit: 0 }, timeout: { request: 30_000 } });
+const client = (prefixUrl: string) =>
+  got.extend({ prefixUrl, throwHttpErrors: false, retry: { limit: 0 }, timeout: { request: 30_000 } });
 
 test('a handler that never ends is aborted after the abort timeout and retried', async (t) => {
   const service = await startService('timeouts.mjs');
@@ -55,7 +56,13 @@ test('a journal mismatch fails the attempt; retries run out and the invocation p
     t.is((await admin.post('deployments', { json: { uri: service.url } })).statusCode, 201);
     const sent = await client(server.ingress).post('restate/send/Flaky/nondeterministic', { json: 'nd' });
     const { invocationId } = JSON.parse(sent.body) as { invocationId: string };
-    const row = async () => (await sqlRows(admin, `SELECT status, last_failure, retry_count FROM sys_invocation WHERE id = '${invocationId}'`))[0] ?? {};
+    const row = async () =>
+      (
+        await sqlRows(
+          admin,
+          `SELECT status, last_failure, retry_count FROM sys_invocation WHERE id = '${invocationId}'`,
+        )
+      )[0] ?? {};
     const deadline = Date.now() + 15_000;
     while ((await row())['status'] !== 'paused' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const r = await row();
@@ -64,8 +71,14 @@ test('a journal mismatch fails the attempt; retries run out and the invocation p
     // invocation (observed on the reference from npm); the failure stays in sys_journal_events.
     t.is(r['last_failure'], undefined);
     t.is((await client(server.ingress).get(`restate/output/${invocationId}`)).statusCode, 470);
-    const rows = await sqlRows(admin, `SELECT event_type, event_json FROM sys_journal_events WHERE id = '${invocationId}' ORDER BY event_type`);
-    t.deepEqual(rows.map((e) => e['event_type']), ['Paused', 'TransientError']);
+    const rows = await sqlRows(
+      admin,
+      `SELECT event_type, event_json FROM sys_journal_events WHERE id = '${invocationId}' ORDER BY event_type`,
+    );
+    t.deepEqual(
+      rows.map((e) => e['event_type']),
+      ['Paused', 'TransientError'],
+    );
     t.like(JSON.parse(String(rows[1]!['event_json'])), { ty: 'TransientError', error_code: 570 });
   } finally {
     await server.stop();

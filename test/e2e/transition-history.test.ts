@@ -29,14 +29,17 @@ async function transitions(stack: Stack, ids: string[]): Promise<Map<string, Tra
   return new Map(ids.map((id) => [id, rows.filter((r) => r.id === id)]));
 }
 
-const path = (rows: TransitionRow[] | undefined) => (rows ?? []).map((r) => `${r.from_state ?? '∅'} -${r.event}-> ${r.to_state}`);
+const path = (rows: TransitionRow[] | undefined) =>
+  (rows ?? []).map((r) => `${r.from_state ?? '∅'} -${r.event}-> ${r.to_state}`);
 
 for (const store of storeKinds) {
   test.serial(`${store}: after a SIGKILL and a restart the history has every committed transition once`, async (t) => {
     const stack = await startStack(store);
     try {
       const sent = await Promise.all(
-        Array.from({ length: N }, (_, i) => stack.ingress.post('restate/send/Suspender/steps', { json: { tag: `${store}-h${i}`, sleepMs: 5000 } })),
+        Array.from({ length: N }, (_, i) =>
+          stack.ingress.post('restate/send/Suspender/steps', { json: { tag: `${store}-h${i}`, sleepMs: 5000 } }),
+        ),
       );
       const ids = sent.map((r) => (JSON.parse(r.body) as { invocationId: string }).invocationId);
       // Each sleeps, suspended (the SDK may suspend once more before, waking at once when what
@@ -44,7 +47,9 @@ for (const store of storeKinds) {
       let before = new Map<string, string[]>();
       await waitFor(async () => {
         const now = new Map([...(await transitions(stack, ids))].map(([id, rows]) => [id, path(rows)]));
-        const settled = [...now].every(([id, p]) => p.at(-1) === 'running -suspend-> suspended' && p.length === before.get(id)?.length);
+        const settled = [...now].every(
+          ([id, p]) => p.at(-1) === 'running -suspend-> suspended' && p.length === before.get(id)?.length,
+        );
         before = now;
         if (!settled) await new Promise((r) => setTimeout(r, 300));
         return settled;
@@ -58,7 +63,10 @@ for (const store of storeKinds) {
 
       for (const [id, rows] of await transitions(stack, ids)) {
         t.deepEqual(path(rows), [...before.get(id)!, 'suspended -wake-> running', 'running -complete-> completed'], id);
-        t.deepEqual(rows.map((r) => r.index), [...rows.keys()]);
+        t.deepEqual(
+          rows.map((r) => r.index),
+          [...rows.keys()],
+        );
         t.true(rows.every((r) => r.attempt === 0));
       }
     } finally {

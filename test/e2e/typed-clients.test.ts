@@ -14,8 +14,14 @@ stacksPerStore(test, { serviceFile: 'objects.mjs' });
 
 // The services of test/support/services/objects.mjs, as the client's typing wants them.
 type OnceApi = { run: (ctx: unknown, input: { tag: string; sleepMs?: number }) => Promise<string> };
-type CounterApi = { add: (ctx: unknown, input: { delta?: number }) => Promise<number>; get: (ctx: unknown) => Promise<number> };
-type QuickWfApi = { run: (ctx: unknown, input: { sleepMs?: number }) => Promise<string>; info: (ctx: unknown) => Promise<string> };
+type CounterApi = {
+  add: (ctx: unknown, input: { delta?: number }) => Promise<number>;
+  get: (ctx: unknown) => Promise<number>;
+};
+type QuickWfApi = {
+  run: (ctx: unknown, input: { sleepMs?: number }) => Promise<string>;
+  info: (ctx: unknown) => Promise<string>;
+};
 type SignalsApi = { wait: (ctx: unknown, input: { tag: string }) => Promise<{ resolvedWith: unknown }> };
 
 const connect = (stack: Stack) => clients.connect({ url: stack.server.ingress });
@@ -42,8 +48,23 @@ for (const store of storeKinds) {
     t.is(await counter.add({ delta: 3 }), 5);
     t.is(await counter.get(), 5);
     // The generic form, and an ingress error as the client reports it.
-    t.is(await client.call({ service: 'Once', handler: 'run', parameter: { tag: `${tag}-generic` }, opts: clients.Opts.from({ input: clients.serde.json, output: clients.serde.json }) }), `${tag}-generic:1`);
-    const err = await t.throwsAsync(client.call({ service: 'Once', handler: 'nope', parameter: {}, opts: clients.Opts.from({ input: clients.serde.json }) }));
+    t.is(
+      await client.call({
+        service: 'Once',
+        handler: 'run',
+        parameter: { tag: `${tag}-generic` },
+        opts: clients.Opts.from({ input: clients.serde.json, output: clients.serde.json }),
+      }),
+      `${tag}-generic:1`,
+    );
+    const err = await t.throwsAsync(
+      client.call({
+        service: 'Once',
+        handler: 'nope',
+        parameter: {},
+        opts: clients.Opts.from({ input: clients.serde.json }),
+      }),
+    );
     t.true(err instanceof clients.HttpCallError);
     t.is((err as clients.HttpCallError).status, 404);
     t.is(
@@ -65,7 +86,9 @@ for (const store of storeKinds) {
     // ... but the server keeps the result attachable, as Restate does.
     t.is(await client.result({ ...handle, attachable: true }), `${tag}:1`);
     // A delayed send (`/send?delay=300ms`).
-    const delayed = await client.serviceSendClient<OnceApi>({ name: 'Once' }).run({ tag: `${tag}-delayed` }, clients.rpc.sendOpts({ delay: 300, idempotencyKey: `${tag}-delayed` }));
+    const delayed = await client
+      .serviceSendClient<OnceApi>({ name: 'Once' })
+      .run({ tag: `${tag}-delayed` }, clients.rpc.sendOpts({ delay: 300, idempotencyKey: `${tag}-delayed` }));
     t.is(await client.result(delayed), `${tag}-delayed:1`);
   });
 
@@ -83,7 +106,12 @@ for (const store of storeKinds) {
     t.is(await client.result(first), `${tag}:1`);
     t.is(await client.result(again), `${tag}:1`);
     // A call with the same key answers from the stored result.
-    t.is(await client.serviceClient<OnceApi>({ name: 'Once' }).run({ tag: 'ignored' }, clients.rpc.opts({ idempotencyKey: tag })), `${tag}:1`);
+    t.is(
+      await client
+        .serviceClient<OnceApi>({ name: 'Once' })
+        .run({ tag: 'ignored' }, clients.rpc.opts({ idempotencyKey: tag })),
+      `${tag}:1`,
+    );
     t.is((await stack.counts())[`once:${tag}`], 1);
   });
 
@@ -109,7 +137,10 @@ for (const store of storeKinds) {
     const err = await t.throwsAsync(never.workflowAttach());
     t.is((err as clients.HttpCallError).status, 404);
     const out = await t.throwsAsync(never.workflowOutput());
-    t.is((out as clients.HttpCallError).responseText, '{"code":404,"message":"invocation not found","source":"ingress"}');
+    t.is(
+      (out as clients.HttpCallError).responseText,
+      '{"code":404,"message":"invocation not found","source":"ingress"}',
+    );
   });
 
   test(`${store}: awakeables resolved and rejected through the client`, async (t) => {

@@ -37,7 +37,12 @@ for (const store of storeKinds) {
     const done = await send(stack, 'Walker/hello', 'Ada');
     await stack.ingress.post('restate/call/Tally/pages/add', { json: 2 });
     await send(stack, 'Approval/wf-pages/run', 'holiday');
-    await waitFor(async () => (await sqlRows(stack.admin, `SELECT status FROM sys_invocation WHERE id = '${done}'`))[0]?.status === 'completed', 15_000);
+    await waitFor(
+      async () =>
+        (await sqlRows(stack.admin, `SELECT status FROM sys_invocation WHERE id = '${done}'`))[0]?.status ===
+        'completed',
+      15_000,
+    );
 
     const page = await openPage(t, store, '/');
     await page.waitForSelector('a.stat[data-status="succeeded"] .n:not(:text("…"))', TIMEOUT);
@@ -76,7 +81,10 @@ for (const store of storeKinds) {
 
     await page.click('nav >> text=SQL console');
     // A first row with a NULL in the middle: the columns still come in the SELECT's order.
-    await page.fill('textarea[name=sql]', "SELECT target, CAST(NULL AS VARCHAR) AS nothing, status FROM sys_invocation WHERE target LIKE 'Walker/%'");
+    await page.fill(
+      'textarea[name=sql]',
+      "SELECT target, CAST(NULL AS VARCHAR) AS nothing, status FROM sys_invocation WHERE target LIKE 'Walker/%'",
+    );
     await page.click('button >> text=Run');
     await page.waitForSelector('td >> text=Walker/hello', TIMEOUT);
     t.deepEqual(await page.locator('th').allInnerTexts(), ['target', 'nothing', 'status']);
@@ -91,7 +99,10 @@ for (const store of storeKinds) {
     await page.waitForSelector('#failure li[data-attempt="1"] >> text=stumbled on attempt 1', TIMEOUT);
     t.regex(await page.locator('#failure li[data-attempt="2"]').innerText(), /stumbled on attempt 2[\s\S]*Stack trace/);
     // The path in words: two rounds of failing and retrying, folded into one step.
-    t.regex(await page.locator('#path .path-strip').innerText(), /attempt failed[\s\S]*running ⇄ backing-off\s*×2[\s\S]*returned[\s\S]*completed/);
+    t.regex(
+      await page.locator('#path .path-strip').innerText(),
+      /attempt failed[\s\S]*running ⇄ backing-off\s*×2[\s\S]*returned[\s\S]*completed/,
+    );
     // The invocations list counts the same retries as the page (sys_invocation has none once completed).
     t.is(await page.locator('#details dd').nth(4).innerText(), '2');
     await screenshot(t, page, `ui-${store}-invocation-retried`);
@@ -141,48 +152,60 @@ for (const store of storeKinds) {
     await page.waitForSelector('#path[data-current="completed"]', TIMEOUT);
   });
 
-  test.serial(`${store}: an invocation moves running → suspended → running → completed on the diagram, without a reload`, async (t) => {
-    const { stack } = t.context.stores[store];
-    const tag = `${store}-walk`;
-    const id = await send(stack, 'Walker/walk', tag);
-    const page = await openPage(t, store, `/ui/invocations/${id}?machine=full`, { initScript: RECORD_STATES });
-    await page.waitForSelector('#path[data-current="suspended"]', TIMEOUT);
-    t.is(await page.locator('#machine svg.diagram').getAttribute('data-current'), 'suspended');
-    await screenshot(t, page, `ui-${store}-invocation-suspended`);
-    await resolveAwakeable(stack, tag, 'go');
-    await page.waitForSelector('#path[data-current="completed"]', TIMEOUT);
+  test.serial(
+    `${store}: an invocation moves running → suspended → running → completed on the diagram, without a reload`,
+    async (t) => {
+      const { stack } = t.context.stores[store];
+      const tag = `${store}-walk`;
+      const id = await send(stack, 'Walker/walk', tag);
+      const page = await openPage(t, store, `/ui/invocations/${id}?machine=full`, { initScript: RECORD_STATES });
+      await page.waitForSelector('#path[data-current="suspended"]', TIMEOUT);
+      t.is(await page.locator('#machine svg.diagram').getAttribute('data-current'), 'suspended');
+      await screenshot(t, page, `ui-${store}-invocation-suspended`);
+      await resolveAwakeable(stack, tag, 'go');
+      await page.waitForSelector('#path[data-current="completed"]', TIMEOUT);
 
-    const seen = (await page.evaluate('window.seenStates')) as string[] | undefined;
-    t.deepEqual(seen, ['running', 'suspended', 'running', 'completed'], 'seen live, in one page load');
+      const seen = (await page.evaluate('window.seenStates')) as string[] | undefined;
+      t.deepEqual(seen, ['running', 'suspended', 'running', 'completed'], 'seen live, in one page load');
 
-    // The path in words a Restate user knows, compact and in the full list.
-    const steps = page.locator('#path .path-strip > li');
-    await waitFor(async () => (await steps.count()) === 4, 10_000);
-    t.deepEqual(await steps.evaluateAll((els) => els.map((e) => e.getAttribute('data-event'))), ['xstate.init', 'suspend', 'wake', 'complete']);
-    t.regex(await steps.nth(2).innerText(), /woken up[\s\S]*running/);
-    const path = page.locator('#path ol.path-list > li');
-    t.regex(await path.nth(1).innerText(), /running\s*—suspended→\s*suspended/);
-    t.regex(await path.nth(2).innerText(), /suspended\s*—woken up→\s*running/);
-    t.regex(await path.nth(3).innerText(), /running\s*—returned→\s*completed/);
-    // The machine's own names stay on the diagram's tooltips.
-    t.true((await page.locator('#machine svg.diagram g.edge title').allTextContents()).includes('suspend'));
-    await page.waitForSelector('#journal >> text=Output', TIMEOUT);
-    const journal = await page.locator('#journal').innerText();
-    // The awakeable's completion is a signal notification (protocol v4+).
-    for (const entry of ['Input', 'Signal', 'an awakeable', 'Sleep', 'Output', `walked ${tag} with go`]) t.true(journal.includes(entry), entry);
-    await screenshot(t, page, `ui-${store}-invocation-completed`);
+      // The path in words a Restate user knows, compact and in the full list.
+      const steps = page.locator('#path .path-strip > li');
+      await waitFor(async () => (await steps.count()) === 4, 10_000);
+      t.deepEqual(await steps.evaluateAll((els) => els.map((e) => e.getAttribute('data-event'))), [
+        'xstate.init',
+        'suspend',
+        'wake',
+        'complete',
+      ]);
+      t.regex(await steps.nth(2).innerText(), /woken up[\s\S]*running/);
+      const path = page.locator('#path ol.path-list > li');
+      t.regex(await path.nth(1).innerText(), /running\s*—suspended→\s*suspended/);
+      t.regex(await path.nth(2).innerText(), /suspended\s*—woken up→\s*running/);
+      t.regex(await path.nth(3).innerText(), /running\s*—returned→\s*completed/);
+      // The machine's own names stay on the diagram's tooltips.
+      t.true((await page.locator('#machine svg.diagram g.edge title').allTextContents()).includes('suspend'));
+      await page.waitForSelector('#journal >> text=Output', TIMEOUT);
+      const journal = await page.locator('#journal').innerText();
+      // The awakeable's completion is a signal notification (protocol v4+).
+      for (const entry of ['Input', 'Signal', 'an awakeable', 'Sleep', 'Output', `walked ${tag} with go`])
+        t.true(journal.includes(entry), entry);
+      await screenshot(t, page, `ui-${store}-invocation-completed`);
 
-    // Stepping back along the path shows where it was then.
-    await page.locator('#path input[type=range]').fill('2');
-    await page.waitForSelector('#path[data-current="suspended"]', TIMEOUT);
-    t.is(await page.locator('#machine svg.diagram').getAttribute('data-current'), 'suspended');
-    t.regex(await page.locator('#path').innerText(), /step 2 of 4/);
-    await screenshot(t, page, `ui-${store}-invocation-step-back`);
-  });
+      // Stepping back along the path shows where it was then.
+      await page.locator('#path input[type=range]').fill('2');
+      await page.waitForSelector('#path[data-current="suspended"]', TIMEOUT);
+      t.is(await page.locator('#machine svg.diagram').getAttribute('data-current'), 'suspended');
+      t.regex(await page.locator('#path').innerText(), /step 2 of 4/);
+      await screenshot(t, page, `ui-${store}-invocation-step-back`);
+    },
+  );
 
   test.serial(`${store}: cancel from the invocation page, kill from the table`, async (t) => {
     const { stack } = t.context.stores[store];
-    const [cancelled, killed] = await Promise.all([send(stack, 'Walker/wait', `${store}-cancel`), send(stack, 'Walker/wait', `${store}-kill`)]);
+    const [cancelled, killed] = await Promise.all([
+      send(stack, 'Walker/wait', `${store}-cancel`),
+      send(stack, 'Walker/wait', `${store}-kill`),
+    ]);
 
     const page = await openPage(t, store, `/ui/invocations/${cancelled}`);
     await page.waitForSelector('#path[data-current="suspended"]', TIMEOUT);
@@ -202,7 +225,10 @@ for (const store of storeKinds) {
     await page.click('.card button >> text=Kill');
     await page.click('dialog[open] button.primary');
     await row.waitFor({ state: 'detached', ...TIMEOUT });
-    const [status] = await sqlRows(stack.admin, `SELECT status, completion_failure FROM sys_invocation WHERE id = '${killed}'`);
+    const [status] = await sqlRows(
+      stack.admin,
+      `SELECT status, completion_failure FROM sys_invocation WHERE id = '${killed}'`,
+    );
     t.is(status?.status, 'completed');
     t.regex(String(status?.completion_failure), /killed/);
     await page.goto(`${stack.server.admin}/ui/invocations/${killed}`);
@@ -239,21 +265,29 @@ for (const store of storeKinds) {
 }
 
 for (const store of storeKinds) {
-  test.serial(`${store}: relative times keep counting, a unit at a time ("2 min 59 s", then "3 min 0 s")`, async (t) => {
-    const { stack } = t.context.stores[store];
-    const id = await send(stack, 'Walker/hello', 'clock');
-    await waitFor(async () => (await sqlRows(stack.admin, `SELECT status FROM sys_invocation WHERE id = '${id}'`))[0]?.status === 'completed', 15_000);
-    const [row] = await sqlRows(stack.admin, `SELECT created_at FROM sys_invocation WHERE id = '${id}'`);
-    const createdAt = Date.parse(String(row?.created_at));
-    const page = await openPage(t, store, `/ui/invocations/${id}`, { clockAt: createdAt + 170_000 });
-    const created = page.locator('#details dd').nth(2);
-    await page.waitForSelector('#details', TIMEOUT);
-    await page.clock.pauseAt(createdAt + 179_600);
-    t.regex(await created.innerText(), /\(2 min 59 s ago\)/);
-    await page.clock.runFor(1000);
-    t.regex(await created.innerText(), /\(3 min 0 s ago\)/);
-    await screenshot(t, page, `ui-${store}-relative-time`);
-  });
+  test.serial(
+    `${store}: relative times keep counting, a unit at a time ("2 min 59 s", then "3 min 0 s")`,
+    async (t) => {
+      const { stack } = t.context.stores[store];
+      const id = await send(stack, 'Walker/hello', 'clock');
+      await waitFor(
+        async () =>
+          (await sqlRows(stack.admin, `SELECT status FROM sys_invocation WHERE id = '${id}'`))[0]?.status ===
+          'completed',
+        15_000,
+      );
+      const [row] = await sqlRows(stack.admin, `SELECT created_at FROM sys_invocation WHERE id = '${id}'`);
+      const createdAt = Date.parse(String(row?.created_at));
+      const page = await openPage(t, store, `/ui/invocations/${id}`, { clockAt: createdAt + 170_000 });
+      const created = page.locator('#details dd').nth(2);
+      await page.waitForSelector('#details', TIMEOUT);
+      await page.clock.pauseAt(createdAt + 179_600);
+      t.regex(await created.innerText(), /\(2 min 59 s ago\)/);
+      await page.clock.runFor(1000);
+      t.regex(await created.innerText(), /\(3 min 0 s ago\)/);
+      await screenshot(t, page, `ui-${store}-relative-time`);
+    },
+  );
 
   test.serial(`${store}: closing tabs leaves the server's log one JSON object a line`, async (t) => {
     const { stack } = t.context.stores[store];

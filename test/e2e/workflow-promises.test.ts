@@ -21,7 +21,10 @@ for (const store of storeKinds) {
     t.is(done.statusCode, 200);
     t.is(done.body, '"ok a@b.c V"');
     t.is((await ingress.post(`restate/call/Signup/${wf}/peek`)).body, '"V"');
-    const rows = await sqlRows(t.context[store]!.admin, `SELECT key, completed, completion_success_value_utf8 FROM sys_promise WHERE service_key = '${wf}'`);
+    const rows = await sqlRows(
+      t.context[store]!.admin,
+      `SELECT key, completed, completion_success_value_utf8 FROM sys_promise WHERE service_key = '${wf}'`,
+    );
     t.deepEqual(rows, [{ key: 'verified', completed: true, completion_success_value_utf8: '"V"' }]);
     const second = await ingress.post(`restate/call/Signup/${wf}/verify`, { json: 'W' });
     // A promise completes once; the reference's text for the second completion.
@@ -37,7 +40,10 @@ for (const store of storeKinds) {
     t.is(run.body, '"ok n@x E"');
     const refused = `${store}-refused`;
     const pending = ingress.post(`restate/call/Signup/${refused}/run`, { json: 'r@x' });
-    await waitFor(async () => (await ingress.post(`restate/call/Signup/${refused}/status`)).body === '"waiting"', 10_000);
+    await waitFor(
+      async () => (await ingress.post(`restate/call/Signup/${refused}/status`)).body === '"waiting"',
+      10_000,
+    );
     await ingress.post(`restate/call/Signup/${refused}/refuse`, { json: 'no way' });
     const failed = await pending;
     t.is(failed.statusCode, 500);
@@ -51,7 +57,10 @@ for (const store of storeKinds) {
     const wf = `${store}-crash`;
     const sent = await stack.ingress.post(`restate/send/Signup/${wf}/run`, { json: 'k@x' });
     const { invocationId } = JSON.parse(sent.body) as { invocationId: string };
-    await waitFor(async () => (await stack.ingress.post(`restate/call/Signup/${wf}/status`)).body === '"waiting"', 10_000);
+    await waitFor(
+      async () => (await stack.ingress.post(`restate/call/Signup/${wf}/status`)).body === '"waiting"',
+      10_000,
+    );
     await stack.server.kill();
     await stack.server.restart();
     t.is((await stack.ingress.post(`restate/call/Signup/${wf}/verify`, { json: 'K' })).body, '"resolved"');

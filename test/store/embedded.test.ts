@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import test from 'ava';
 import { EmbeddedStore } from '../../src/store/embedded/embedded-store.js';
 import { open } from 'lmdb';
-import { decodeTuple, hasHashedPart, MAX_KEY_BYTES, prefixRange, storedKey, tupleKey } from '../../src/store/embedded/tuple.js';
+import {
+  decodeTuple,
+  hasHashedPart,
+  MAX_KEY_BYTES,
+  prefixRange,
+  storedKey,
+  tupleKey,
+} from '../../src/store/embedded/tuple.js';
 import { encodeEntry } from '../../src/store/codec.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';
@@ -42,18 +49,41 @@ test('openStore without a Redis URL opens the embedded store, with no warnings',
 
 test('tuple keys sort as tuples and never collide across element boundaries', (t) => {
   const tuples: Array<Array<string | number>> = [
-    [0, 'a'], [0, 'a', 'b'], [0, 'a\0'], [0, 'a\0b'], [0, 'a\u0001'], [0, 'ab'], [0, 'é'], [0, '😀'],
-    [1, -1e300], [1, -1], [1, 0], [1, 0.5], [1, 2], [1, 1e13], [1, Infinity], [2, ''], [2, '', ''],
+    [0, 'a'],
+    [0, 'a', 'b'],
+    [0, 'a\0'],
+    [0, 'a\0b'],
+    [0, 'a\u0001'],
+    [0, 'ab'],
+    [0, 'é'],
+    [0, '😀'],
+    [1, -1e300],
+    [1, -1],
+    [1, 0],
+    [1, 0.5],
+    [1, 2],
+    [1, 1e13],
+    [1, Infinity],
+    [2, ''],
+    [2, '', ''],
   ];
   const keys = tuples.map((parts) => tupleKey(...parts));
   const sorted = [...keys].sort(Buffer.compare);
-  t.deepEqual(sorted.map((k) => decodeTuple(k)), tuples);
+  t.deepEqual(
+    sorted.map((k) => decodeTuple(k)),
+    tuples,
+  );
   t.is(new Set(keys.map((k) => k.toString('hex'))).size, keys.length);
   const long = 'x'.repeat(100);
   t.notDeepEqual(tupleKey(`${long}\0${long}`), tupleKey(long, long));
   const { start, end } = prefixRange(0, 'a');
-  const inside = keys.filter((k) => Buffer.compare(k, start) >= 0 && Buffer.compare(k, end) < 0).map((k) => decodeTuple(k));
-  t.deepEqual(inside, [[0, 'a'], [0, 'a', 'b']]);
+  const inside = keys
+    .filter((k) => Buffer.compare(k, start) >= 0 && Buffer.compare(k, end) < 0)
+    .map((k) => decodeTuple(k));
+  t.deepEqual(inside, [
+    [0, 'a'],
+    [0, 'a', 'b'],
+  ]);
 });
 
 test('a string that would take a key past the LMDB limit is hashed; shorter keys keep their encoding', (t) => {
@@ -77,7 +107,16 @@ test('removing hashed keys leaves no originals behind', async (t) => {
   let store = await EmbeddedStore.open(dir);
   await store.commit({
     partition: 1,
-    state: [{ service: 'Obj', key, ops: [{ op: 'set', key: 'a', value: Uint8Array.of(1) }, { op: 'set', key: 'b', value: Uint8Array.of(2) }] }],
+    state: [
+      {
+        service: 'Obj',
+        key,
+        ops: [
+          { op: 'set', key: 'a', value: Uint8Array.of(1) },
+          { op: 'set', key: 'b', value: Uint8Array.of(2) },
+        ],
+      },
+    ],
     records: [{ kind: 'object', key, value: 1 }],
   });
   await store.close();
@@ -89,7 +128,11 @@ test('removing hashed keys leaves no originals behind', async (t) => {
   };
   t.is(await count(), 3);
   store = await EmbeddedStore.open(dir);
-  await store.commit({ partition: 1, state: [{ service: 'Obj', key, ops: [{ op: 'clearAll' }] }], records: [{ kind: 'object', key, value: null }] });
+  await store.commit({
+    partition: 1,
+    state: [{ service: 'Obj', key, ops: [{ op: 'clearAll' }] }],
+    records: [{ kind: 'object', key, value: null }],
+  });
   await store.close();
   t.is(await count(), 0);
   await rm(dir, { recursive: true, force: true });
@@ -103,7 +146,10 @@ test('a new store has only layout 2 tables', async (t) => {
   await (await EmbeddedStore.open(dir)).close();
   const root = open({ path: dir, maxDbs: 16 });
   t.is(root.openDB(existing('snapshots')) as unknown, undefined);
-  t.is(root.openDB({ name: 'meta', encoding: 'binary', keyEncoding: 'binary' }).get(tupleKey('layout'))?.toString(), '2');
+  t.is(
+    root.openDB({ name: 'meta', encoding: 'binary', keyEncoding: 'binary' }).get(tupleKey('layout'))?.toString(),
+    '2',
+  );
   await root.close();
   await rm(dir, { recursive: true, force: true });
 });
@@ -121,7 +167,10 @@ test('a store written in layout 1 is moved to layout 2 when it opens, and reads 
     table('active').putSync(tupleKey(3, 'inv-2'), Buffer.alloc(0));
     table('journal').putSync(tupleKey(3, 'inv-1', 0), encodeEntry({ type: 0x400, payload: Uint8Array.of(1, 2) }));
     table('journal').putSync(tupleKey(3, 'inv-1', 1), encodeEntry({ type: 0x401, payload: Uint8Array.of(3) }));
-    table('history').putSync(tupleKey(3, 'inv-1', 0), json({ from: null, event: 'xstate.init', to: 'running', at: 1, attempt: 0 }));
+    table('history').putSync(
+      tupleKey(3, 'inv-1', 0),
+      json({ from: null, event: 'xstate.init', to: 'running', at: 1, attempt: 0 }),
+    );
     table('timers').putSync(slot, Buffer.alloc(0));
     table('timerIndex').putSync(tupleKey(3, 'expire|inv-1'), slot);
     table('timers').putSync(tupleKey(3, 6000, 'plain'), Buffer.alloc(0));
@@ -143,25 +192,38 @@ test('a store written in layout 1 is moved to layout 2 when it opens, and reads 
     ids: ['inv-1', 'inv-2'],
     active: ['inv-2'],
     snapshot: { v: 1, value: 'completed' },
-    journal: [{ type: 0x400, payload: [1, 2] }, { type: 0x401, payload: [3] }],
+    journal: [
+      { type: 0x400, payload: [1, 2] },
+      { type: 0x401, payload: [3] },
+    ],
     length: 2,
     history: [{ from: null, event: 'xstate.init', to: 'running', at: 1, attempt: 0 }],
-    timers: [{ key: 'expire|inv-1', dueAt: 5000 }, { key: 'plain', dueAt: 6000 }],
+    timers: [
+      { key: 'expire|inv-1', dueAt: 5000 },
+      { key: 'plain', dueAt: 6000 },
+    ],
   };
   t.deepEqual(await read(), expected);
   await store.close();
   store = await EmbeddedStore.open(dir);
   t.deepEqual(await read(), expected, 'opened again: moved once, read the same');
   // The moved timer index still finds both timers' slots.
-  await store.commit({ partition: 3, timersRemove: [{ key: 'expire|inv-1', owner: 'inv-1' }, { key: 'plain' }], journal: [{ id: 'inv-1', at: 2, entries: [{ type: 0x402, payload: Uint8Array.of(4) }] }] });
+  await store.commit({
+    partition: 3,
+    timersRemove: [{ key: 'expire|inv-1', owner: 'inv-1' }, { key: 'plain' }],
+    journal: [{ id: 'inv-1', at: 2, entries: [{ type: 0x402, payload: Uint8Array.of(4) }] }],
+  });
   t.deepEqual(await store.dueTimers(3, 10_000, 10), []);
   t.is(await store.journalLength(3, 'inv-1'), 3);
   await store.close();
 
   const after = open({ path: dir, maxDbs: 16 });
-  for (const name of ['snapshots', 'journal', 'history']) t.is(after.openDB(existing(name)) as unknown, undefined, `${name} is gone`);
+  for (const name of ['snapshots', 'journal', 'history'])
+    t.is(after.openDB(existing(name)) as unknown, undefined, `${name} is gone`);
   t.is(after.openDB({ name: 'timerIndex', encoding: 'binary', keyEncoding: 'binary' }).getKeysCount(), 0);
-  after.openDB({ name: 'meta', encoding: 'binary', keyEncoding: 'binary' }).putSync(tupleKey('layout'), Buffer.from('3'));
+  after
+    .openDB({ name: 'meta', encoding: 'binary', keyEncoding: 'binary' })
+    .putSync(tupleKey('layout'), Buffer.from('3'));
   await after.close();
   await t.throwsAsync(EmbeddedStore.open(dir), { message: /has layout 3; this redstate reads layout 2/ });
   await rm(dir, { recursive: true, force: true });

@@ -42,7 +42,11 @@ test('an acquisition raises the epoch; an old owner is refused whole by the comm
     t.true(refused instanceof Fenced, String(refused));
     t.regex(refused!.message, /epoch 2, this node holds 1/);
     await b.commit(write(3, 'm3'));
-    t.deepEqual((await b.outbox(3)).map((m) => m.id), ['m1', 'm3'], 'the fenced commit wrote nothing');
+    t.deepEqual(
+      (await b.outbox(3)).map((m) => m.id),
+      ['m1', 'm3'],
+      'the fenced commit wrote nothing',
+    );
 
     // Renewals: only the holder at its epoch.
     t.false(await a.coordination.renew(3, 'node-a', 1, 10_000));
@@ -51,7 +55,12 @@ test('an acquisition raises the epoch; an old owner is refused whole by the comm
     t.is(lease.nodeId, 'node-b');
     t.is(lease.epoch, 2);
     t.true(lease.expiresAt! > Date.now() + 5_000);
-    t.deepEqual((await a.coordination.leases(4))[0], { partition: 0, nodeId: undefined, epoch: 0, expiresAt: undefined });
+    t.deepEqual((await a.coordination.leases(4))[0], {
+      partition: 0,
+      nodeId: undefined,
+      epoch: 0,
+      expiresAt: undefined,
+    });
   } finally {
     await close();
   }
@@ -64,7 +73,11 @@ test('a lease expires by itself; the same node id takes its own lease over at on
     t.is(await b.coordination.acquire(0, 'node-b', 200), undefined);
     await new Promise((r) => setTimeout(r, 300));
     t.is(await b.coordination.acquire(0, 'node-b', 10_000), 2, 'free once expired');
-    t.is(await b.coordination.acquire(0, 'node-b', 10_000), 3, 'a restarted process of node-b takes over, fencing the old one');
+    t.is(
+      await b.coordination.acquire(0, 'node-b', 10_000),
+      3,
+      'a restarted process of node-b takes over, fencing the old one',
+    );
   } finally {
     await close();
   }
@@ -88,7 +101,10 @@ test('once fencing is on, a partition not held or held past its validity is refu
     await a.coordination.tenure.drop(1);
     await inFlight;
     await t.throwsAsync(a.commit(write(1, 'dropped')), { instanceOf: Fenced });
-    t.deepEqual((await a.outbox(1)).map((m) => m.id), ['held', 'in-flight', 'unfenced']);
+    t.deepEqual(
+      (await a.outbox(1)).map((m) => m.id),
+      ['held', 'in-flight', 'unfenced'],
+    );
   } finally {
     await close();
   }
@@ -100,12 +116,22 @@ test('the node registry: heartbeats with a lifetime, leave, the partition count 
     const node = (id: string) => ({ nodeId: id, node: `http://${id}:5122` });
     await a.coordination.heartbeat(node('n1'), 150);
     const seen = await b.coordination.heartbeat(node('n2'), 10_000);
-    t.deepEqual(seen.map((n) => n.nodeId), ['n1', 'n2']);
+    t.deepEqual(
+      seen.map((n) => n.nodeId),
+      ['n1', 'n2'],
+    );
     t.is(seen[0]!.node, 'http://n1:5122');
     await new Promise((r) => setTimeout(r, 200));
-    t.deepEqual((await b.coordination.heartbeat(node('n2'), 10_000)).map((n) => n.nodeId), ['n2'], 'n1 expired');
+    t.deepEqual(
+      (await b.coordination.heartbeat(node('n2'), 10_000)).map((n) => n.nodeId),
+      ['n2'],
+      'n1 expired',
+    );
     await b.coordination.leave('n2');
-    t.deepEqual((await a.coordination.heartbeat(node('n1'), 10_000)).map((n) => n.nodeId), ['n1']);
+    t.deepEqual(
+      (await a.coordination.heartbeat(node('n1'), 10_000)).map((n) => n.nodeId),
+      ['n1'],
+    );
 
     t.is(await a.coordination.fixPartitionCount(24), 24);
     t.is(await b.coordination.fixPartitionCount(8), 24, 'the first count stays');

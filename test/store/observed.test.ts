@@ -15,7 +15,11 @@ async function observed(): Promise<{ store: ObservedStore; changes: StoreChange[
   const store = new ObservedStore(await EmbeddedStore.open(dir), { recordKinds: ['object'] });
   const changes: StoreChange[] = [];
   store.subscribe((c) => changes.push(c));
-  return { store, changes, cleanup: async () => (await store.close(), await rm(dir, { recursive: true, force: true })) };
+  return {
+    store,
+    changes,
+    cleanup: async () => (await store.close(), await rm(dir, { recursive: true, force: true })),
+  };
 }
 
 const step = { from: 'running', event: 'suspend', to: 'suspended', at: 5, attempt: 0 };
@@ -28,7 +32,10 @@ test('a commit is reported after it is stored, with what it changed', async (t) 
       invocations: [{ id: 'a', snapshot: { value: 'suspended' }, active: true }],
       journal: [{ id: 'b', at: 0, entries: [{ type: 1, payload: new Uint8Array() }] }],
       history: [{ id: 'a', entries: [step] }],
-      records: [{ kind: 'object', key: '["S","k"]', value: { value: 'free' } }, { kind: 'idem', key: 'x', value: 1 }],
+      records: [
+        { kind: 'object', key: '["S","k"]', value: { value: 'free' } },
+        { kind: 'idem', key: 'x', value: 1 },
+      ],
       state: [{ service: 'S', key: 'k', ops: [{ op: 'clearAll' }] }],
       deleteInvocations: ['old'],
     });
@@ -37,7 +44,10 @@ test('a commit is reported after it is stored, with what it changed', async (t) 
     t.deepEqual(changes, [
       {
         partition: 2,
-        invocations: [{ id: 'a', snapshot: { value: 'suspended' }, history: [step] }, { id: 'b', history: [] }],
+        invocations: [
+          { id: 'a', snapshot: { value: 'suspended' }, history: [step] },
+          { id: 'b', history: [] },
+        ],
         deleted: ['old'],
         records: [{ kind: 'object', key: '["S","k"]', value: { value: 'free' } }],
         state: [{ service: 'S', key: 'k' }],
@@ -52,10 +62,21 @@ test('a commit is reported after it is stored, with what it changed', async (t) 
 test('a failed commit and a commit of nothing reported are not reported; unsubscribed listeners hear nothing', async (t) => {
   const { store, changes, cleanup } = await observed();
   try {
-    await t.throwsAsync(store.commit({ partition: 0, invocations: [{ id: 'a', snapshot: 1, active: true }], journal: [{ id: 'a', at: 3, entries: [] }] }), {
-      instanceOf: TransitionConflict,
+    await t.throwsAsync(
+      store.commit({
+        partition: 0,
+        invocations: [{ id: 'a', snapshot: 1, active: true }],
+        journal: [{ id: 'a', at: 3, entries: [] }],
+      }),
+      {
+        instanceOf: TransitionConflict,
+      },
+    );
+    await store.commit({
+      partition: 0,
+      timersAdd: [{ key: 't', dueAt: 1 }],
+      records: [{ kind: 'idem', key: 'x', value: 1 }],
     });
-    await store.commit({ partition: 0, timersAdd: [{ key: 't', dueAt: 1 }], records: [{ kind: 'idem', key: 'x', value: 1 }] });
     t.deepEqual(changes, []);
     const late: StoreChange[] = [];
     const unsubscribe = store.subscribe((c) => late.push(c));

@@ -36,14 +36,30 @@ test('several redis:// seeds with a password; each master is checked for durabil
   const everysec = new Redis(cluster.masters[2]!.url);
   await everysec.config('SET', 'appendfsync', 'everysec');
   everysec.disconnect();
-  const raw = new Cluster([{ host: '127.0.0.1', port: cluster.masters[0]!.port }], { redisOptions: { password: 'clu5ter' } });
+  const raw = new Cluster([{ host: '127.0.0.1', port: cluster.masters[0]!.port }], {
+    redisOptions: { password: 'clu5ter' },
+  });
   try {
     await raw.set('rs:registry', JSON.stringify({ version: 1, from: 'before the global tag' }));
-    const store = await RedisStore.open(cluster.masters.slice(0, 2).map((m) => m.url).join(','));
+    const store = await RedisStore.open(
+      cluster.masters
+        .slice(0, 2)
+        .map((m) => m.url)
+        .join(','),
+    );
     try {
-      t.is(store.info.location, cluster.masters.slice(0, 2).map((m) => `redis://127.0.0.1:${m.port}`).join(','));
+      t.is(
+        store.info.location,
+        cluster.masters
+          .slice(0, 2)
+          .map((m) => `redis://127.0.0.1:${m.port}`)
+          .join(','),
+      );
       t.deepEqual(store.info.warnings.length, 1);
-      t.regex(store.info.warnings[0]!, new RegExp(`^master 127\\.0\\.0\\.1:${cluster.masters[2]!.port}: Redis appendfsync is "everysec"`));
+      t.regex(
+        store.info.warnings[0]!,
+        new RegExp(`^master 127\\.0\\.0\\.1:${cluster.masters[2]!.port}: Redis appendfsync is "everysec"`),
+      );
       t.deepEqual(await store.loadRegistry(), { version: 1, from: 'before the global tag' });
       await store.saveRegistry({ version: 1, from: 'now' });
       t.deepEqual(await store.loadRegistry(), { version: 1, from: 'now' });
@@ -74,14 +90,19 @@ test('a master away: its partitions and the ping answer StoreUnavailable, the ot
     };
     const awayPartitions: number[] = [];
     for (const p of partitions) if (await onAway(p)) awayPartitions.push(p);
-    t.true(awayPartitions.length > 0 && awayPartitions.length < 24, `partitions on the master: ${awayPartitions.join(',')}`);
+    t.true(
+      awayPartitions.length > 0 && awayPartitions.length < 24,
+      `partitions on the master: ${awayPartitions.join(',')}`,
+    );
 
     await away.halt({ kill: true });
     await t.throwsAsync(store.ping(), { instanceOf: StoreUnavailable });
     for (const p of partitions) {
       if (awayPartitions.includes(p)) {
         await t.throwsAsync(store.nextTimer(p), { instanceOf: StoreUnavailable }, `partition ${p}`);
-        const err = await t.throwsAsync(store.commit({ partition: p, timersAdd: [{ key: 'during', dueAt: 0 }] }), { instanceOf: StoreUnavailable });
+        const err = await t.throwsAsync(store.commit({ partition: p, timersAdd: [{ key: 'during', dueAt: 0 }] }), {
+          instanceOf: StoreUnavailable,
+        });
         t.truthy(err);
       } else {
         t.deepEqual(await store.nextTimer(p), { key: `t${p}`, dueAt: p }, `partition ${p}`);
@@ -91,14 +112,21 @@ test('a master away: its partitions and the ping answer StoreUnavailable, the ot
     await cluster.waitOk();
     let pinged = false;
     for (let i = 0; i < 100 && !pinged; i++) {
-      pinged = await store.ping().then(() => true, () => false);
+      pinged = await store.ping().then(
+        () => true,
+        () => false,
+      );
       if (!pinged) await new Promise((r) => setTimeout(r, 100));
     }
     t.true(pinged, 'ping answers again');
     for (const p of partitions) {
       const timers = await store.dueTimers(p, Number.MAX_SAFE_INTEGER, 10);
       // A commit that failed with an unknown outcome may have landed: the timer is there or not.
-      t.deepEqual(timers.filter((x) => x.key !== 'during'), [{ key: `t${p}`, dueAt: p }], `partition ${p}`);
+      t.deepEqual(
+        timers.filter((x) => x.key !== 'during'),
+        [{ key: `t${p}`, dueAt: p }],
+        `partition ${p}`,
+      );
     }
   } finally {
     raw.disconnect();

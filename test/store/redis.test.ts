@@ -103,7 +103,10 @@ test('keys carry the partition hash tag and the layout documented in keys.ts', a
       'rs:{p7}:timers',
     ]);
     // The entry mark 00 01, no appended time (8 zero bytes), the type 0x0400, the payload (store/codec.ts).
-    t.deepEqual(await raw.lindexBuffer('rs:{p7}:journal:inv:1/x', 0), Buffer.of(0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0x04, 0x00, 1, 2));
+    t.deepEqual(
+      await raw.lindexBuffer('rs:{p7}:journal:inv:1/x', 0),
+      Buffer.of(0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0x04, 0x00, 1, 2),
+    );
     // Redis Cluster hashes only the first {…} of a key: every key of a commit has {p7} first,
     // so the script stays in one slot whatever braces ids contain.
     const { keys } = commitArgs({

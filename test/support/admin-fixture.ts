@@ -21,7 +21,12 @@ export function memoryStore(): { store: Store; box: { doc: unknown } } {
   return { store, box };
 }
 
-export type AdminCall = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<Response<string>>;
+export type AdminCall = (
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+) => Promise<Response<string>>;
 
 /** Serves `app` on a free loopback port for one test; `call` sends JSON bodies as the CLI does. */
 export async function serveAdmin(t: ExecutionContext, app: Koa): Promise<{ base: string; call: AdminCall }> {
@@ -29,7 +34,13 @@ export async function serveAdmin(t: ExecutionContext, app: Koa): Promise<{ base:
   await new Promise((r) => server.once('listening', r));
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const client = got.extend({ prefixUrl: base, throwHttpErrors: false, retry: { limit: 0 }, followRedirect: false, responseType: 'text' });
+  const client = got.extend({
+    prefixUrl: base,
+    throwHttpErrors: false,
+    retry: { limit: 0 },
+    followRedirect: false,
+    responseType: 'text',
+  });
   const call: AdminCall = (method, path, body, headers = {}) =>
     client(path, {
       method: method as 'GET',

@@ -22,7 +22,11 @@ export function endLoads(): void {
 export const lastRefusal = (): string => refusal;
 
 /** Sends one add to `key` through a random node; the invocation id once acknowledged, else undefined. */
-export async function sendAdd(stack: ClusterStack, key: string, live?: ClusterNodeHandle[]): Promise<string | undefined> {
+export async function sendAdd(
+  stack: ClusterStack,
+  key: string,
+  live?: ClusterNodeHandle[],
+): Promise<string | undefined> {
   const res = await stack
     .any(live)
     .ingress.post(`restate/send/Counter/${key}/add`, { json: { delta: 1, pauseMs: 5 } })
@@ -74,7 +78,14 @@ export function addLoad(stack: ClusterStack, via: (round: number) => ClusterNode
  * 'enter' step run again after its invocation ended, objects.mjs) only where a node was paused
  * mid-write: at most `stalePerKey` a key.
  */
-export async function checkAdds(t: ExecutionContext, stack: ClusterStack, acked: Map<string, string[]>, unknown: Map<string, number>, live: ClusterNodeHandle[], stalePerKey = 0) {
+export async function checkAdds(
+  t: ExecutionContext,
+  stack: ClusterStack,
+  acked: Map<string, string[]>,
+  unknown: Map<string, number>,
+  live: ClusterNodeHandle[],
+  stalePerKey = 0,
+) {
   for (const key of KEYS) {
     const ids = acked.get(key)!;
     const done = await Promise.all(ids.map((id) => stack.any(live).ingress.get(`restate/attach/${id}`)));
@@ -87,9 +98,13 @@ export async function checkAdds(t: ExecutionContext, stack: ClusterStack, acked:
     t.is(after.statusCode, 200, `${key} stays locked`);
     const count = Number(after.body);
     const extra = unknown.get(key) ?? 0;
-    t.true(count >= ids.length && count <= ids.length + extra, `${key}: count ${count}, acknowledged ${ids.length}, unknown ${extra}`);
+    t.true(
+      count >= ids.length && count <= ids.length + extra,
+      `${key}: count ${count}, acknowledged ${ids.length}, unknown ${extra}`,
+    );
   }
   const c = await stack.counts();
   for (const key of KEYS) t.is(c[`overlaps:${key}`], undefined, `two exclusive handlers of ${key} ran at once`);
-  for (const key of KEYS) t.true((c[`stale:${key}`] ?? 0) <= stalePerKey, `${key}: ${c[`stale:${key}`]} stale attempts ran a step again`);
+  for (const key of KEYS)
+    t.true((c[`stale:${key}`] ?? 0) <= stalePerKey, `${key}: ${c[`stale:${key}`]} stale attempts ran a step again`);
 }

@@ -9,7 +9,10 @@ import { addLoad, checkAdds, endLoads, KEYS, lastRefusal, sendAdd } from './clus
 import { waitFor } from './wait.js';
 
 /** A test's body: `scenario` on 3 fresh nodes sharing the store of `opts`, all stopped after. */
-export function onThreeNodes(scenario: (t: ExecutionContext, stack: ClusterStack) => Promise<void>, opts: ClusterOptions = {}) {
+export function onThreeNodes(
+  scenario: (t: ExecutionContext, stack: ClusterStack) => Promise<void>,
+  opts: ClusterOptions = {},
+) {
   return async (t: ExecutionContext): Promise<void> => {
     const stack = await startCluster(3, opts);
     try {
@@ -26,8 +29,13 @@ export async function spreadAndAdds(t: ExecutionContext, stack: ClusterStack): P
   const per = new Map<string, number>();
   for (const r of rows) per.set(r.node_id!, (per.get(r.node_id!) ?? 0) + 1);
   t.deepEqual([...per.values()].sort(), [8, 8, 8]);
-  const health = JSON.parse((await stack.nodes[1]!.admin.get('cluster-health')).body) as { nodes: Array<{ node_id: string; partitions: number[] }> };
-  t.deepEqual(health.nodes.map((n) => n.node_id), ['node-0', 'node-1', 'node-2']);
+  const health = JSON.parse((await stack.nodes[1]!.admin.get('cluster-health')).body) as {
+    nodes: Array<{ node_id: string; partitions: number[] }>;
+  };
+  t.deepEqual(
+    health.nodes.map((n) => n.node_id),
+    ['node-0', 'node-1', 'node-2'],
+  );
 
   // Sends and calls spread over the three ingress ports, attach through others.
   const acked = new Map<string, string[]>(KEYS.map((k) => [k, []]));
@@ -43,13 +51,26 @@ export async function spreadAndAdds(t: ExecutionContext, stack: ClusterStack): P
   }
   // Unkeyed calls (created where they arrive) and idempotent ones (forwarded to the key's owner).
   const once = await Promise.all(
-    Array.from({ length: 30 }, (_, i) => stack.nodes[i % 3]!.ingress.post('restate/call/Once/run', { json: { tag: `u${i}` }, headers: i % 2 ? { 'idempotency-key': `ik${i}` } : {} })),
+    Array.from({ length: 30 }, (_, i) =>
+      stack.nodes[i % 3]!.ingress.post('restate/call/Once/run', {
+        json: { tag: `u${i}` },
+        headers: i % 2 ? { 'idempotency-key': `ik${i}` } : {},
+      }),
+    ),
   );
-  t.deepEqual(once.map((r) => r.body), Array.from({ length: 30 }, (_, i) => `"u${i}:1"`));
+  t.deepEqual(
+    once.map((r) => r.body),
+    Array.from({ length: 30 }, (_, i) => `"u${i}:1"`),
+  );
   await checkAdds(t, stack, acked, new Map(), stack.nodes);
   // Exactly what was sent: the next call through any node sees every add.
-  const calls = await Promise.all(KEYS.map((key) => stack.any().ingress.post(`restate/call/Counter/${key}/add`, { json: { delta: 1 } })));
-  t.deepEqual(calls.map((r) => r.body), KEYS.map(() => String(ROUNDS + 1)));
+  const calls = await Promise.all(
+    KEYS.map((key) => stack.any().ingress.post(`restate/call/Counter/${key}/add`, { json: { delta: 1 } })),
+  );
+  t.deepEqual(
+    calls.map((r) => r.body),
+    KEYS.map(() => String(ROUNDS + 1)),
+  );
   const c = await stack.counts();
   for (const key of KEYS) t.is(c[`adds:${key}`], ROUNDS + 2, key);
 }

@@ -28,7 +28,8 @@ export interface ClusterStack {
   stop(): Promise<void>;
 }
 
-const client = (prefixUrl: string) => got.extend({ prefixUrl, throwHttpErrors: false, retry: { limit: 0 }, timeout: { request: 60_000 } });
+const client = (prefixUrl: string) =>
+  got.extend({ prefixUrl, throwHttpErrors: false, retry: { limit: 0 }, timeout: { request: 60_000 } });
 
 export interface ClusterOptions {
   serviceFile?: string;
@@ -42,10 +43,14 @@ export async function startCluster(n: number, opts: ClusterOptions = {}): Promis
   const service = await startService(path.resolve('test/support/services', opts.serviceFile ?? 'objects.mjs'));
   const servers: RedstateProcess[] = [];
   // One after the other: each later node takes its share from those already running.
-  for (let i = 0; i < n; i++) servers.push(await startRedstate({ redisUrl: store.redisUrl!, env: { REDSTATE_NODE_ID: `node-${i}`, ...opts.env } }));
+  for (let i = 0; i < n; i++)
+    servers.push(
+      await startRedstate({ redisUrl: store.redisUrl!, env: { REDSTATE_NODE_ID: `node-${i}`, ...opts.env } }),
+    );
   const nodes = servers.map((server) => ({ server, ingress: client(server.ingress), admin: client(server.admin) }));
   const registered = await nodes[0]!.admin.post('deployments', { json: { uri: service.url } });
-  if (registered.statusCode !== 201) throw new Error(`registration failed: ${registered.statusCode} ${registered.body}`);
+  if (registered.statusCode !== 201)
+    throw new Error(`registration failed: ${registered.statusCode} ${registered.body}`);
   const stack: ClusterStack = {
     store,
     service,
@@ -56,7 +61,10 @@ export async function startCluster(n: number, opts: ClusterOptions = {}): Promis
       return (await res.json()) as Record<string, number>;
     },
     async partitions(via) {
-      return (await sqlRows(via.admin, 'SELECT partition_id, node_id, epoch FROM sys_partitions ORDER BY partition_id')) as Array<{ partition_id: number; node_id: string | null; epoch: number }>;
+      return (await sqlRows(
+        via.admin,
+        'SELECT partition_id, node_id, epoch FROM sys_partitions ORDER BY partition_id',
+      )) as Array<{ partition_id: number; node_id: string | null; epoch: number }>;
     },
     async stop() {
       await Promise.all(servers.map((s) => s.stop()));

@@ -16,7 +16,11 @@ export async function sendTo(stack: Stack, path: string, json: unknown): Promise
 export async function published(stack: Stack, tag: string, name: string): Promise<Map<string, number>> {
   const prefix = `${tag}:${name}=`;
   const counts = await stack.counts();
-  return new Map(Object.entries(counts).filter(([k]) => k.startsWith(prefix)).map(([k, n]) => [k.slice(prefix.length), n]));
+  return new Map(
+    Object.entries(counts)
+      .filter(([k]) => k.startsWith(prefix))
+      .map(([k, n]) => [k.slice(prefix.length), n]),
+  );
 }
 
 /** The first value published under `<tag>:<name>`, once there is one. */

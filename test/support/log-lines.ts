@@ -8,7 +8,11 @@ export type LogLine = Record<string, unknown> & { level: string; msg: string };
 
 export async function capturingLogger(): Promise<{ log: Logger; lines: LogLine[] }> {
   const lines: LogLine[] = [];
-  const log = await createLogger({ format: 'json', level: 'info', destination: { write: (line: string) => void lines.push(JSON.parse(line)) } });
+  const log = await createLogger({
+    format: 'json',
+    level: 'info',
+    destination: { write: (line: string) => void lines.push(JSON.parse(line)) },
+  });
   return { log, lines };
 }
 

@@ -33,14 +33,21 @@ interface OtlpAttribute {
 interface OtlpExport {
   resourceSpans?: Array<{
     resource?: { attributes?: OtlpAttribute[] };
-    scopeSpans?: Array<{ spans?: Array<Omit<ReceivedSpan, 'attributes' | 'resource'> & { attributes?: OtlpAttribute[] }> }>;
+    scopeSpans?: Array<{
+      spans?: Array<Omit<ReceivedSpan, 'attributes' | 'resource'> & { attributes?: OtlpAttribute[] }>;
+    }>;
   }>;
 }
 
 function attributes(list: OtlpAttribute[] = []): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {};
   for (const { key, value } of list) {
-    out[key] = value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : undefined) ?? value.boolValue ?? value.doubleValue ?? '';
+    out[key] =
+      value.stringValue ??
+      (value.intValue !== undefined ? Number(value.intValue) : undefined) ??
+      value.boolValue ??
+      value.doubleValue ??
+      '';
   }
   return out;
 }
@@ -61,7 +68,11 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      if (req.method !== 'POST' || req.url !== '/v1/traces' || !String(req.headers['content-type']).startsWith('application/json')) {
+      if (
+        req.method !== 'POST' ||
+        req.url !== '/v1/traces' ||
+        !String(req.headers['content-type']).startsWith('application/json')
+      ) {
         res.writeHead(415).end();
         return;
       }

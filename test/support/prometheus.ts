@@ -27,7 +27,12 @@ export class Scrape {
 
   /** The names of the metric families, as declared by their `# TYPE` or `# HELP` lines. */
   names(): string[] {
-    return [...new Set([...this.families.filter((f) => f.help !== '' || f.type !== 'UNTYPED').map((f) => f.name), ...this.aggregateTypes.keys()])].sort();
+    return [
+      ...new Set([
+        ...this.families.filter((f) => f.help !== '' || f.type !== 'UNTYPED').map((f) => f.name),
+        ...this.aggregateTypes.keys(),
+      ]),
+    ].sort();
   }
 
   type(name: string): MetricType | undefined {

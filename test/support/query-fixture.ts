@@ -35,7 +35,11 @@ export const T0 = Date.UTC(2026, 10, 22, 1, 40, 53, 537);
 
 const enc = new TextEncoder();
 
-function service(name: string, ty: ServiceType, handlers: Array<[string, 'Exclusive' | 'Shared' | 'Workflow' | undefined]>): ServiceMeta {
+function service(
+  name: string,
+  ty: ServiceType,
+  handlers: Array<[string, 'Exclusive' | 'Shared' | 'Workflow' | undefined]>,
+): ServiceMeta {
   return {
     name,
     ty,
@@ -69,9 +73,19 @@ export const deployment: Deployment = {
   maxProtocolVersion: 7,
   sdkVersion: 'restate-sdk-typescript/1.17.2',
   services: [
-    service('Greeter', 'Service', [['greet', undefined], ['sleepy', undefined], ['flaky', undefined]]),
-    service('Counter', 'VirtualObject', [['add', 'Exclusive'], ['get', 'Shared']]),
-    service('Signup', 'Workflow', [['run', 'Workflow'], ['verify', 'Shared']]),
+    service('Greeter', 'Service', [
+      ['greet', undefined],
+      ['sleepy', undefined],
+      ['flaky', undefined],
+    ]),
+    service('Counter', 'VirtualObject', [
+      ['add', 'Exclusive'],
+      ['get', 'Shared'],
+    ]),
+    service('Signup', 'Workflow', [
+      ['run', 'Workflow'],
+      ['verify', 'Shared'],
+    ]),
   ],
 };
 
@@ -79,7 +93,10 @@ export const deployment: Deployment = {
 export function invocationId(n: number, key?: string): string {
   const uuid = new Uint8Array(16);
   uuid[15] = n;
-  return invocationIdToString({ partitionKey: key !== undefined ? partitionKeyOf(key) : BigInt(n) * 1_000_000_000_000_000_000n, uuid });
+  return invocationIdToString({
+    partitionKey: key !== undefined ? partitionKeyOf(key) : BigInt(n) * 1_000_000_000_000_000_000n,
+    uuid,
+  });
 }
 
 export const ids = {
@@ -131,7 +148,11 @@ const snapshots: Array<{ value: string; context: InvocationContext }> = [
   {
     value: 'suspended',
     context: {
-      ...base(ids.counterSuspended, { service: 'Counter', handler: 'add', key: 'k1', serviceTy: 'VirtualObject' }, T0 + 2000),
+      ...base(
+        ids.counterSuspended,
+        { service: 'Counter', handler: 'add', key: 'k1', serviceTy: 'VirtualObject' },
+        T0 + 2000,
+      ),
       exclusive: true,
       lockHeld: true,
       modifiedAt: T0 + 2100,
@@ -143,7 +164,11 @@ const snapshots: Array<{ value: string; context: InvocationContext }> = [
   {
     value: 'pending',
     context: {
-      ...base(ids.counterPending, { service: 'Counter', handler: 'add', key: 'k1', serviceTy: 'VirtualObject' }, T0 + 3000),
+      ...base(
+        ids.counterPending,
+        { service: 'Counter', handler: 'add', key: 'k1', serviceTy: 'VirtualObject' },
+        T0 + 3000,
+      ),
       exclusive: true,
     },
   },
@@ -202,27 +227,56 @@ const snapshots: Array<{ value: string; context: InvocationContext }> = [
 ];
 
 const entry = (type: number, payload: Uint8Array): JournalEntry => ({ type, payload });
-const input = (json: string) => entry(MessageType.InputCommand, encodeInputCommand({ headers: [{ key: 'content-type', value: 'application/json' }], value: enc.encode(json), name: '' }));
+const input = (json: string) =>
+  entry(
+    MessageType.InputCommand,
+    encodeInputCommand({
+      headers: [{ key: 'content-type', value: 'application/json' }],
+      value: enc.encode(json),
+      name: '',
+    }),
+  );
 
 export const journals: Record<string, JournalEntry[]> = {
-  [ids.greetDone]: [input('"d3"'), entry(MessageType.OutputCommand, encodeOutputCommand({ value: enc.encode('"hi d3"'), name: '' }))],
+  [ids.greetDone]: [
+    input('"d3"'),
+    entry(MessageType.OutputCommand, encodeOutputCommand({ value: enc.encode('"hi d3"'), name: '' })),
+  ],
   [ids.sleepyRunning]: [
     input('5000'),
     entry(MessageType.RunCommand, encodeRunCommand({ resultCompletionId: 1, name: 'step-a' })),
     entry(MessageType.RunCompletionNotification, encodeNotification({ completionId: 1, value: enc.encode('5') })),
-    entry(MessageType.CallCommand, encodeCallCommand({
-      serviceName: 'Greeter', handlerName: 'greet', parameter: enc.encode('"x"'), headers: [], key: '',
-      invocationIdNotificationIdx: 2, resultCompletionId: 3, name: '',
-    })),
-    entry(MessageType.CallInvocationIdCompletionNotification, encodeNotification({ completionId: 2, invocationId: ids.calledByService })),
+    entry(
+      MessageType.CallCommand,
+      encodeCallCommand({
+        serviceName: 'Greeter',
+        handlerName: 'greet',
+        parameter: enc.encode('"x"'),
+        headers: [],
+        key: '',
+        invocationIdNotificationIdx: 2,
+        resultCompletionId: 3,
+        name: '',
+      }),
+    ),
+    entry(
+      MessageType.CallInvocationIdCompletionNotification,
+      encodeNotification({ completionId: 2, invocationId: ids.calledByService }),
+    ),
     entry(MessageType.SleepCommand, encodeSleepCommand({ wakeUpTime: T0 + 6000, resultCompletionId: 4, name: '' })),
   ],
   [ids.counterSuspended]: [
     input('1'),
-    entry(MessageType.SetStateCommand, encodeSetStateCommand({ key: enc.encode('count'), value: enc.encode('10'), name: '' })),
+    entry(
+      MessageType.SetStateCommand,
+      encodeSetStateCommand({ key: enc.encode('count'), value: enc.encode('10'), name: '' }),
+    ),
     entry(MessageType.GetPromiseCommand, encodeGetPromiseCommand({ key: 'verified', resultCompletionId: 1, name: '' })),
   ],
-  [ids.flakyBackingOff]: [input('{}'), entry(MessageType.RunCommand, encodeRunCommand({ resultCompletionId: 1, name: 'step' }))],
+  [ids.flakyBackingOff]: [
+    input('{}'),
+    entry(MessageType.RunCommand, encodeRunCommand({ resultCompletionId: 1, name: 'step' })),
+  ],
 };
 
 export const objectState: Record<string, Map<string, Uint8Array>> = {
@@ -325,7 +379,11 @@ export async function startQueryServer(): Promise<QueryServer> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const query = (sql: string, accept = 'application/json') =>
-    fetch(`${url}/v4/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept }, body: JSON.stringify({ query: sql }) });
+    fetch(`${url}/v4/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept },
+      body: JSON.stringify({ query: sql }),
+    });
   return {
     url,
     store,
@@ -340,7 +398,8 @@ export async function startQueryServer(): Promise<QueryServer> {
     async arrow(sql, accept = '*/*') {
       const res = await query(sql, accept);
       if (res.status !== 200) throw new Error(`${res.status} ${await res.text()}`);
-      if (res.headers.get('content-type') !== 'application/vnd.apache.arrow.stream') throw new Error(`not arrow: ${res.headers.get('content-type')}`);
+      if (res.headers.get('content-type') !== 'application/vnd.apache.arrow.stream')
+        throw new Error(`not arrow: ${res.headers.get('content-type')}`);
       return tableFromIPC(new Uint8Array(await res.arrayBuffer()));
     },
     async close() {

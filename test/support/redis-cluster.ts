@@ -31,10 +31,22 @@ export interface StartRedisClusterOptions {
 }
 
 export async function startRedisCluster(opts: StartRedisClusterOptions = {}): Promise<RunningRedisCluster> {
-  const args = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(opts.nodeTimeoutMs ?? 2000)];
+  const args = [
+    '--cluster-enabled',
+    'yes',
+    '--cluster-config-file',
+    'nodes.conf',
+    '--cluster-node-timeout',
+    String(opts.nodeTimeoutMs ?? 2000),
+  ];
   const auth = opts.password === undefined ? [] : ['-a', opts.password, '--no-auth-warning'];
   const masters = await Promise.all(
-    Array.from({ length: opts.masters ?? 3 }, () => startRedis({ args: [...args, ...(opts.password === undefined ? [] : ['--masterauth', opts.password])], ...(opts.password === undefined ? {} : { password: opts.password }) })),
+    Array.from({ length: opts.masters ?? 3 }, () =>
+      startRedis({
+        args: [...args, ...(opts.password === undefined ? [] : ['--masterauth', opts.password])],
+        ...(opts.password === undefined ? {} : { password: opts.password }),
+      }),
+    ),
   );
   const credentials = opts.password === undefined ? '' : `:${encodeURIComponent(opts.password)}@`;
   const cluster: RunningRedisCluster = {
@@ -54,7 +66,19 @@ export async function startRedisCluster(opts: StartRedisClusterOptions = {}): Pr
     },
   };
   try {
-    await run('redis-cli', [...auth, '--cluster', 'create', ...masters.map((m) => `127.0.0.1:${m.port}`), '--cluster-replicas', '0', '--cluster-yes'], { timeout: 30_000 });
+    await run(
+      'redis-cli',
+      [
+        ...auth,
+        '--cluster',
+        'create',
+        ...masters.map((m) => `127.0.0.1:${m.port}`),
+        '--cluster-replicas',
+        '0',
+        '--cluster-yes',
+      ],
+      { timeout: 30_000 },
+    );
     await cluster.waitOk();
   } catch (err) {
     await cluster.stop();

@@ -39,7 +39,13 @@ export async function startSentinelSet(): Promise<RunningSentinelSet> {
   const nodes = [primary, replica];
   const ask = async <T>(f: (r: Redis) => Promise<T>): Promise<T> => {
     for (const s of sentinels) {
-      const r = new Redis({ port: s.port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+      const r = new Redis({
+        port: s.port,
+        host: '127.0.0.1',
+        lazyConnect: true,
+        retryStrategy: () => null,
+        maxRetriesPerRequest: 0,
+      });
       r.on('error', () => undefined);
       try {
         await r.connect();
@@ -52,7 +58,8 @@ export async function startSentinelSet(): Promise<RunningSentinelSet> {
     }
     throw new Error('no sentinel answers');
   };
-  const primaryPort = async () => Number(((await ask((r) => r.call('SENTINEL', 'get-master-addr-by-name', PRIMARY_NAME))) as [string, string])[1]);
+  const primaryPort = async () =>
+    Number(((await ask((r) => r.call('SENTINEL', 'get-master-addr-by-name', PRIMARY_NAME))) as [string, string])[1]);
   const set: RunningSentinelSet = {
     url: `redis-sentinel://${sentinels.map((s) => `127.0.0.1:${s.port}`).join(',')}/${PRIMARY_NAME}`,
     nodes,
@@ -69,7 +76,13 @@ export async function startSentinelSet(): Promise<RunningSentinelSet> {
         try {
           const port = await primaryPort();
           const known = (await ask((r) => r.call('SENTINEL', 'sentinels', PRIMARY_NAME))) as unknown[];
-          const r = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+          const r = new Redis({
+            port,
+            host: '127.0.0.1',
+            lazyConnect: true,
+            retryStrategy: () => null,
+            maxRetriesPerRequest: 0,
+          });
           r.on('error', () => undefined);
           try {
             await r.connect();
@@ -82,7 +95,10 @@ export async function startSentinelSet(): Promise<RunningSentinelSet> {
         } catch {
           // Not yet.
         }
-        if (Date.now() > deadline) throw new Error(`the sentinel set did not settle on a primary with ${replicas} replica(s) within ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `the sentinel set did not settle on a primary with ${replicas} replica(s) within ${timeoutMs} ms`,
+          );
         await delay(100);
       }
     },

@@ -56,7 +56,9 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RunningR
   }
   let running: ChildProcess = child;
   const handle: RunningRedis = {
-    url: opts.password ? `redis://:${encodeURIComponent(opts.password)}@127.0.0.1:${port}` : `redis://127.0.0.1:${port}`,
+    url: opts.password
+      ? `redis://:${encodeURIComponent(opts.password)}@127.0.0.1:${port}`
+      : `redis://127.0.0.1:${port}`,
     port,
     dir,
     async halt({ kill = false } = {}) {
@@ -87,18 +89,42 @@ async function launch(port: number, dir: string, opts: StartRedisOptions): Promi
   // Sentinel rewrites its configuration file: written once, kept across restarts.
   const conf = join(dir, 'sentinel.conf');
   if (opts.sentinel !== undefined && !existsSync(conf)) await writeFile(conf, opts.sentinel);
-  const args = opts.sentinel !== undefined ? [conf, '--sentinel', '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no', '--logfile', ''] : [
-    '--port', String(port),
-    '--bind', '127.0.0.1',
-    '--dir', dir,
-    '--appendonly', opts.appendonly ?? 'yes',
-    '--appendfsync', opts.appendfsync ?? 'always',
-    '--save', '',
-    '--daemonize', 'no',
-    '--logfile', '',
-    ...(opts.password ? ['--requirepass', opts.password] : []),
-    ...(opts.args ?? []),
-  ];
+  const args =
+    opts.sentinel !== undefined
+      ? [
+          conf,
+          '--sentinel',
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--dir',
+          dir,
+          '--daemonize',
+          'no',
+          '--logfile',
+          '',
+        ]
+      : [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--dir',
+          dir,
+          '--appendonly',
+          opts.appendonly ?? 'yes',
+          '--appendfsync',
+          opts.appendfsync ?? 'always',
+          '--save',
+          '',
+          '--daemonize',
+          'no',
+          '--logfile',
+          '',
+          ...(opts.password ? ['--requirepass', opts.password] : []),
+          ...(opts.args ?? []),
+        ];
   const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const collect = (chunk: Buffer) => {

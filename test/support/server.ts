@@ -77,7 +77,12 @@ export async function startRedstate(opts: RedstateOptions = {}): Promise<Redstat
   const launch = async () => {
     const from = log.length;
     proc = spawn(process.execPath, ['--enable-source-maps', MAIN], {
-      env: { ...env, REDSTATE_INGRESS_PORT: String(ports.ingress), REDSTATE_ADMIN_PORT: String(ports.admin), REDSTATE_NODE_PORT: String(ports.node) },
+      env: {
+        ...env,
+        REDSTATE_INGRESS_PORT: String(ports.ingress),
+        REDSTATE_ADMIN_PORT: String(ports.admin),
+        REDSTATE_NODE_PORT: String(ports.node),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     proc.stdout!.on('data', (d: Buffer) => (log += d.toString()));
@@ -128,7 +133,10 @@ export async function startRedstate(opts: RedstateOptions = {}): Promise<Redstat
 
 /** `node dist/src/main.js` with `env` until it exits by itself: a start that must be refused. */
 export async function runToExit(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, REDSTATE_HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN], {
+    env: { ...process.env, REDSTATE_HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));

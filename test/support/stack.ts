@@ -28,7 +28,8 @@ function storeKindsOf(list: string | undefined): StoreKind[] {
   if (list === undefined || list.trim() === '') return ['embedded', 'redis'];
   const kinds = list.split(',').map((k) => k.trim());
   const unknown = kinds.filter((k) => !(allKinds as string[]).includes(k));
-  if (unknown.length > 0) throw new Error(`REDSTATE_TEST_STORES: unknown store ${unknown.join(', ')} (known: ${allKinds.join(', ')})`);
+  if (unknown.length > 0)
+    throw new Error(`REDSTATE_TEST_STORES: unknown store ${unknown.join(', ')} (known: ${allKinds.join(', ')})`);
   return kinds as StoreKind[];
 }
 
@@ -107,8 +108,11 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
   });
   const server = await startRedstate({ ...(redisUrl ? { redisUrl } : {}), ...(opts.env ? { env: opts.env } : {}) });
   const admin = client(server.admin);
-  const registered = await admin.post('deployments', { json: { uri: service.url, ...(opts.http1 ? { use_http_11: true } : {}) } });
-  if (registered.statusCode !== 201) throw new Error(`registration failed: ${registered.statusCode} ${registered.body}`);
+  const registered = await admin.post('deployments', {
+    json: { uri: service.url, ...(opts.http1 ? { use_http_11: true } : {}) },
+  });
+  if (registered.statusCode !== 201)
+    throw new Error(`registration failed: ${registered.statusCode} ${registered.body}`);
   return {
     server,
     service,

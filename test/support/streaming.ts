@@ -21,7 +21,9 @@ export const keyOf = (i: number) => `k${i % KEYS}`;
 export const bodyOf = (i: number) => JSON.stringify(`m${i}`);
 
 export async function subscribe(admin: Got, source: string, sink = 'service://Log/append'): Promise<string> {
-  const res = await admin.post('subscriptions', { json: { source, sink, options: { 'auto.offset.reset': 'earliest' } } });
+  const res = await admin.post('subscriptions', {
+    json: { source, sink, options: { 'auto.offset.reset': 'earliest' } },
+  });
   if (res.statusCode !== 201) throw new Error(`subscription refused: ${res.statusCode} ${res.body}`);
   return (JSON.parse(res.body) as { id: string }).id;
 }
@@ -63,7 +65,11 @@ export const killServer = (stack: Stack, atMs: number): Disruption => ({
  * Publishes message 0..MESSAGES-1 in order over about `durationMs`, while the disruptions run
  * at their times (one after another, beside the publishing).
  */
-export async function publishAll(publish: (i: number) => Promise<void>, durationMs: number, disruptions: Disruption[] = []): Promise<void> {
+export async function publishAll(
+  publish: (i: number) => Promise<void>,
+  durationMs: number,
+  disruptions: Disruption[] = [],
+): Promise<void> {
   const started = Date.now();
   const disrupting = (async () => {
     for (const d of disruptions) {
@@ -91,14 +97,23 @@ export async function logOf(stack: Reader, key: string): Promise<LogState> {
 }
 
 /** Waits until every message is in its key's list, then checks each list: once each, in order. */
-export async function expectEveryMessageOnceInOrder(t: ExecutionContext, stack: Reader, timeoutMs: number): Promise<Map<string, LogState>> {
+export async function expectEveryMessageOnceInOrder(
+  t: ExecutionContext,
+  stack: Reader,
+  timeoutMs: number,
+): Promise<Map<string, LogState>> {
   const deadline = Date.now() + timeoutMs;
   let logs = new Map<string, LogState>();
   for (;;) {
-    logs = new Map(await Promise.all(Array.from({ length: KEYS }, async (_, k) => [keyOf(k), await logOf(stack, keyOf(k))] as const)));
+    logs = new Map(
+      await Promise.all(
+        Array.from({ length: KEYS }, async (_, k) => [keyOf(k), await logOf(stack, keyOf(k))] as const),
+      ),
+    );
     const total = [...logs.values()].reduce((n, l) => n + l.items.length, 0);
     if (total >= MESSAGES) break;
-    if (Date.now() > deadline) throw new Error(`only ${total} of ${MESSAGES} messages handled:\n${stack.server.output().slice(-3000)}`);
+    if (Date.now() > deadline)
+      throw new Error(`only ${total} of ${MESSAGES} messages handled:\n${stack.server.output().slice(-3000)}`);
     await sleep(250);
   }
   // Time for a message handled twice to show.
@@ -113,7 +128,10 @@ export async function expectEveryMessageOnceInOrder(t: ExecutionContext, stack: 
     const twice = items.filter((m, i) => items.indexOf(m) !== i);
     const missing = expected.filter((m) => !items.includes(m));
     const unordered = items.filter((m, i) => i > 0 && Number(m.slice(1)) < Number(items[i - 1]!.slice(1)));
-    t.true(same, `key ${keyOf(k)}: twice ${JSON.stringify(twice)}, missing ${JSON.stringify(missing)}, before their predecessor ${JSON.stringify(unordered)}`);
+    t.true(
+      same,
+      `key ${keyOf(k)}: twice ${JSON.stringify(twice)}, missing ${JSON.stringify(missing)}, before their predecessor ${JSON.stringify(unordered)}`,
+    );
   }
   if (failed) t.log(stack.server.output().slice(-6000));
   return logs;

@@ -29,7 +29,9 @@ export function uiWorld(test: TestFn<UiWorld>): void {
     ]);
     t.context = {
       browser,
-      stores: Object.fromEntries(storeKinds.map((k, i) => [k, { stack: stacks[i]!, unregistered: extras[i]! }])) as Record<StoreKind, UiStore>,
+      stores: Object.fromEntries(
+        storeKinds.map((k, i) => [k, { stack: stacks[i]!, unregistered: extras[i]! }]),
+      ) as Record<StoreKind, UiStore>,
     };
   });
   test.after.always(async (t) => {

@@ -69,14 +69,22 @@ test('the admin OpenAPI document has exactly the reference operations', (t) => {
   const doc = adminOpenApi() as {
     openapi: string;
     info: { version: string };
-    paths: Record<string, Record<string, { operationId: string; parameters?: Array<{ name: string; in: string }>; deprecated?: boolean }>>;
+    paths: Record<
+      string,
+      Record<string, { operationId: string; parameters?: Array<{ name: string; in: string }>; deprecated?: boolean }>
+    >;
   };
   t.is(doc.openapi, '3.1.0');
   t.is(doc.info.version, '1.7.12');
-  const ops = Object.entries(doc.paths).flatMap(([p, methods]) => Object.entries(methods).map(([m, op]) => `${m.toUpperCase()} ${p} ${op.operationId}`));
+  const ops = Object.entries(doc.paths).flatMap(([p, methods]) =>
+    Object.entries(methods).map(([m, op]) => `${m.toUpperCase()} ${p} ${op.operationId}`),
+  );
   t.deepEqual(ops.sort(), REFERENCE);
   const restart = doc.paths['/invocations/{invocation_id}/restart-as-new']!['patch']!;
-  t.deepEqual(restart.parameters?.map((p) => `${p.in}:${p.name}`), ['path:invocation_id', 'query:from', 'query:deployment']);
+  t.deepEqual(
+    restart.parameters?.map((p) => `${p.in}:${p.name}`),
+    ['path:invocation_id', 'query:from', 'query:deployment'],
+  );
   t.true(doc.paths['/invocations/{invocation_id}']!['delete']!.deprecated);
   t.notThrows(() => JSON.stringify(doc));
 });
@@ -87,15 +95,35 @@ test('state versions as the reference and the CLI compute them (§3.4, cli-admin
   t.is(stateVersion(new Map([['count', enc('1')]])), 'c5BzwkDXJZKb3faKSDXzDBnHKylbEnJsnt0tSeeSKps');
   t.is(stateVersion(new Map([['count', enc('x')]])), '4UNkbVRuNqgSJEGdvg8XGArqLC0Gp9O5n4VIgivCFdc');
   // Entries are hashed sorted by key, whatever the map's order.
-  const ab = stateVersion(new Map([['a', enc('1')], ['b', enc('2')]]));
-  t.is(stateVersion(new Map([['b', enc('2')], ['a', enc('1')]])), ab);
+  const ab = stateVersion(
+    new Map([
+      ['a', enc('1')],
+      ['b', enc('2')],
+    ]),
+  );
+  t.is(
+    stateVersion(
+      new Map([
+        ['b', enc('2')],
+        ['a', enc('1')],
+      ]),
+    ),
+    ab,
+  );
 });
 
 const entry = (type: number, payload: Uint8Array): JournalEntry => ({ type, payload });
 const input = entry(MessageType.InputCommand, encodeInputCommand({ headers: [], value: Buffer.from('{}'), name: '' }));
 const run = (id: number) => entry(MessageType.RunCommand, encodeRunCommand({ resultCompletionId: id, name: `r${id}` }));
-const runDone = (id: number) => entry(MessageType.RunCompletionNotification, encodeNotification({ completionId: id, value: Buffer.from(String(id)) }));
-const set = entry(MessageType.SetStateCommand, encodeSetStateCommand({ key: Buffer.from('k'), value: Buffer.from('v'), name: '' }));
+const runDone = (id: number) =>
+  entry(
+    MessageType.RunCompletionNotification,
+    encodeNotification({ completionId: id, value: Buffer.from(String(id)) }),
+  );
+const set = entry(
+  MessageType.SetStateCommand,
+  encodeSetStateCommand({ key: Buffer.from('k'), value: Buffer.from('v'), name: '' }),
+);
 const output = entry(MessageType.OutputCommand, encodeOutputCommand({ value: Buffer.from('"ok"'), name: '' }));
 
 test('restart-as-new keeps a journal prefix with the completions of its commands', (t) => {
@@ -110,10 +138,25 @@ test('restart-as-new keeps a journal prefix with the completions of its commands
   t.is(restartPrefix([input, run(1)], 1), undefined, 'a command never completed');
   const call = entry(
     MessageType.CallCommand,
-    encodeCallCommand({ serviceName: 'S', handlerName: 'h', parameter: new Uint8Array(), headers: [], key: '', invocationIdNotificationIdx: 1, resultCompletionId: 2, name: '' }),
+    encodeCallCommand({
+      serviceName: 'S',
+      handlerName: 'h',
+      parameter: new Uint8Array(),
+      headers: [],
+      key: '',
+      invocationIdNotificationIdx: 1,
+      resultCompletionId: 2,
+      name: '',
+    }),
   );
-  const callId = entry(MessageType.CallInvocationIdCompletionNotification, encodeNotification({ completionId: 1, invocationId: 'inv_x' }));
-  const callDone = entry(MessageType.CallCompletionNotification, encodeNotification({ completionId: 2, value: new Uint8Array() }));
+  const callId = entry(
+    MessageType.CallInvocationIdCompletionNotification,
+    encodeNotification({ completionId: 1, invocationId: 'inv_x' }),
+  );
+  const callDone = entry(
+    MessageType.CallCompletionNotification,
+    encodeNotification({ completionId: 2, value: new Uint8Array() }),
+  );
   t.deepEqual(restartPrefix([input, call, callId, callDone], 1), [input, call, callId, callDone]);
   t.is(restartPrefix([input, call, callId], 1), undefined, 'the call result is missing');
 });
@@ -123,13 +166,25 @@ test('ModifyServiceStateRequest: values are byte arrays or strings; serde texts'
   const ok = decode('{"object_key":"k9","new_state":{"count":[52,50],"s":"x"},"version":"v","extra":1}');
   t.is(ok.objectKey, 'k9');
   t.is(ok.version, 'v');
-  t.deepEqual([...ok.newState].map(([k, v]) => [k, Buffer.from(v).toString()]), [['count', '42'], ['s', 'x']]);
+  t.deepEqual(
+    [...ok.newState].map(([k, v]) => [k, Buffer.from(v).toString()]),
+    [
+      ['count', '42'],
+      ['s', 'x'],
+    ],
+  );
   const fails = (text: string, message: string) => {
     const err = t.throws(() => decode(text), { instanceOf: AdminTextError });
     t.is(err?.message, `Failed to deserialize the JSON body into the target type: ${message}`);
   };
   fails('{"new_state":{"count":[49]}}', 'missing field `object_key` at line 1 column 28');
   fails('{"object_key":"k"}', 'missing field `new_state` at line 1 column 18');
-  fails('{"object_key":5,"new_state":{}}', 'object_key: invalid type: integer `5`, expected a string at line 1 column 15');
-  fails('{"object_key":"k","new_state":{"a":[300]}}', 'new_state.a[0]: invalid value: integer `300`, expected u8 at line 1 column 39');
+  fails(
+    '{"object_key":5,"new_state":{}}',
+    'object_key: invalid type: integer `5`, expected a string at line 1 column 15',
+  );
+  fails(
+    '{"object_key":"k","new_state":{"a":[300]}}',
+    'new_state.a[0]: invalid value: integer `300`, expected u8 at line 1 column 39',
+  );
 });

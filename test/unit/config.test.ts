@@ -37,7 +37,10 @@ test('environment, then flags override it', (t) => {
 });
 
 test('telemetry settings', (t) => {
-  const c = loadConfig({ REDSTATE_LOG_FORMAT: 'JSON', REDSTATE_LOG_LEVEL: 'warn', REDSTATE_TRACING_ENDPOINT: 'http://127.0.0.1:4318' }, ['--node-port', '0']);
+  const c = loadConfig(
+    { REDSTATE_LOG_FORMAT: 'JSON', REDSTATE_LOG_LEVEL: 'warn', REDSTATE_TRACING_ENDPOINT: 'http://127.0.0.1:4318' },
+    ['--node-port', '0'],
+  );
   t.is(c.logFormat, 'json');
   t.is(c.logLevel, 'warn');
   t.is(c.tracingEndpoint, 'http://127.0.0.1:4318');
@@ -85,5 +88,8 @@ test('--help lists every setting with its flag, environment variable and default
 
 test("README's settings table is the one generated from src/config.ts", (t) => {
   const readme = readFileSync('README.md', 'utf8');
-  t.true(readme.includes(settingsMarkdown()), 'README.md is out of date: run `npm run build && npm run readme:settings`');
+  t.true(
+    readme.includes(settingsMarkdown()),
+    'README.md is out of date: run `npm run build && npm run readme:settings`',
+  );
 });

@@ -61,7 +61,8 @@ test('parseDuration reads ISO 8601', (t) => {
 });
 
 test('parseDuration round-trips what formatDuration prints', (t) => {
-  for (const ms of [0, 1, 999, S, 61 * S, H + 1, D + H + M + S + 1, 30 * D]) t.is(parseDuration(formatDuration(ms)), ms);
+  for (const ms of [0, 1, 999, S, 61 * S, H + 1, D + H + M + S + 1, 30 * D])
+    t.is(parseDuration(formatDuration(ms)), ms);
 });
 
 test('parseDuration refuses malformed input with jiff-like messages', (t) => {
@@ -71,7 +72,21 @@ test('parseDuration refuses malformed input with jiff-like messages', (t) => {
     bogus?.message,
     'failed to parse input in the "friendly" duration format: expected duration to start with a unit value (a decimal integer) after an optional sign, but no integer was found',
   );
-  for (const text of ['', '1', '1x', '5 parsecs', '1h 30', '1 month', '2y', '-1h', 'P', 'PT', 'P1Y', 'PT1.5H30M', 'P1DT']) {
+  for (const text of [
+    '',
+    '1',
+    '1x',
+    '5 parsecs',
+    '1h 30',
+    '1 month',
+    '2y',
+    '-1h',
+    'P',
+    'PT',
+    'P1Y',
+    'PT1.5H30M',
+    'P1DT',
+  ]) {
     t.throws(() => parseDuration(text), { instanceOf: DurationParseError }, JSON.stringify(text));
   }
 });

@@ -23,7 +23,10 @@ test('reads of a key settle the writes held for it, and only for it', async (t) 
     const unhold = held.hold(3, 'Counter', 'a', async () => {
       released++;
       unhold();
-      await inner.commit({ partition: 3, state: [{ service: 'Counter', key: 'a', ops: [{ op: 'set', key: 'count', value: utf8('42') }] }] });
+      await inner.commit({
+        partition: 3,
+        state: [{ service: 'Counter', key: 'a', ops: [{ op: 'set', key: 'count', value: utf8('42') }] }],
+      });
     });
 
     t.is(text(await store.readStateKey(3, 'Counter', 'b', 'count')), undefined);
@@ -34,7 +37,11 @@ test('reads of a key settle the writes held for it, and only for it', async (t) 
     t.is(released, 1, 'once committed, nothing is held');
 
     held.hold(3, 'Counter', 'c', () => Promise.reject(new Error('commit failed')));
-    t.deepEqual([...(await store.readState(3, 'Counter', 'c')).keys()], [], 'a failed commit: the reader sees what is stored');
+    t.deepEqual(
+      [...(await store.readState(3, 'Counter', 'c')).keys()],
+      [],
+      'a failed commit: the reader sees what is stored',
+    );
   } finally {
     await inner.close();
     await rm(dir, { recursive: true, force: true });

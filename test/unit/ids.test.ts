@@ -52,7 +52,12 @@ function startOf(ex: Exchange): { id: string; debugId: string } {
   return { id: (start.decoded.id as { hex: string }).hex, debugId: start.decoded.debug_id as string };
 }
 
-function throwsIdError(t: import('ava').ExecutionContext, fn: () => unknown, reason: IdErrorReason, label: string): void {
+function throwsIdError(
+  t: import('ava').ExecutionContext,
+  fn: () => unknown,
+  reason: IdErrorReason,
+  label: string,
+): void {
   const err = t.throws(fn, { instanceOf: IdError }, label);
   t.is(err?.message, reason, label);
   t.is((err as IdError | undefined)?.reason, reason, label);
@@ -87,7 +92,9 @@ test('every Start id / debug_id pair in the vectors, and the x-restate-invocatio
 test('invocation ids in CallInvocationIdCompletion notifications round-trip', (t) => {
   const ids = vectors.flatMap((v) =>
     v.exchanges.flatMap((ex) =>
-      ex.messages.filter((m) => m.type === 'CallInvocationIdCompletionNotification').map((m) => m.decoded.invocation_id as string),
+      ex.messages
+        .filter((m) => m.type === 'CallInvocationIdCompletionNotification')
+        .map((m) => m.decoded.invocation_id as string),
     ),
   );
   t.true(ids.length > 0);
@@ -149,7 +156,10 @@ test('deterministicInvocationId reproduces the workflow-run id in the vectors', 
   // v6/v7 workflow-promise: Signup/wf1 run is inv_1j2qHrZ52MQW3QfeCDpd3UYcyv36p69SHn in both captures.
   const id = deterministicInvocationId(0x72cbd5803feac2ddn, ['wf', 'Signup', 'wf1']);
   t.is(invocationIdToString(id), 'inv_1j2qHrZ52MQW3QfeCDpd3UYcyv36p69SHn');
-  t.deepEqual(deterministicInvocationId(1n, ['ik', 'S', 'h', 'k']), deterministicInvocationId(1n, ['ik', 'S', 'h', 'k']));
+  t.deepEqual(
+    deterministicInvocationId(1n, ['ik', 'S', 'h', 'k']),
+    deterministicInvocationId(1n, ['ik', 'S', 'h', 'k']),
+  );
   t.notDeepEqual(deterministicInvocationId(1n, ['wf', 'Signup', 'wf2']).uuid, id.uuid);
 });
 
@@ -182,9 +192,8 @@ test('awakeable vectors: the id the handler printed is Start.id of the waiter pl
     t.is(parsed.kind === 'signal' ? parsed.signalIndex : -1, 17);
     t.is(invocationIdToString(parsed.invocationId), debugId);
 
-    const completed = exchanges
-      .flatMap((ex) => ex.messages)
-      .find((m) => m.type === 'CompleteAwakeableCommand')!.decoded.awakeable_id;
+    const completed = exchanges.flatMap((ex) => ex.messages).find((m) => m.type === 'CompleteAwakeableCommand')!.decoded
+      .awakeable_id;
     t.is(completed, printed, `${name}: resolver used the same id`);
     const signal = exchanges.flatMap((ex) => ex.messages).find((m) => m.type === 'SignalNotification')!;
     t.is(signal.decoded.idx, 17);

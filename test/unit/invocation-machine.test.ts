@@ -6,7 +6,13 @@ import test from 'ava';
 import { initialTransition, transition } from 'xstate';
 import { invocationMachine, retryDelay, type InvocationInput, type RetryPolicy } from '../../machines/invocation.js';
 
-const policy: RetryPolicy = { initialInterval: 500, exponentiationFactor: 2, maxAttempts: 3, maxInterval: 1500, onMaxAttempts: 'Pause' };
+const policy: RetryPolicy = {
+  initialInterval: 500,
+  exponentiationFactor: 2,
+  maxAttempts: 3,
+  maxInterval: 1500,
+  onMaxAttempts: 'Pause',
+};
 const input = (over: Partial<InvocationInput> = {}): InvocationInput => ({
   id: 'inv_x',
   target: { service: 'S', handler: 'h', serviceTy: 'Service' },
@@ -26,7 +32,10 @@ test('a new invocation runs at once and asks for an attempt', (t) => {
 test('a delayed invocation is scheduled with a durable timer, then runs', (t) => {
   const [s, actions] = initialTransition(invocationMachine, input({ executeAt: 5000 }));
   t.is(s.value, 'scheduled');
-  t.deepEqual(actions.map((a) => [a.type, a.params]), [['armTimer', { kind: 'start', dueAt: 5000 }]]);
+  t.deepEqual(
+    actions.map((a) => [a.type, a.params]),
+    [['armTimer', { kind: 'start', dueAt: 5000 }]],
+  );
   const [s2, a2] = transition(invocationMachine, s, { type: 'timerDue', now: 5001 });
   t.is(s2.value, 'running');
   t.deepEqual(types(a2), ['startAttempt']);
@@ -34,10 +43,14 @@ test('a delayed invocation is scheduled with a durable timer, then runs', (t) =>
 
 test('failures back off with the policy, then pause when attempts run out', (t) => {
   let [s] = initialTransition(invocationMachine, input());
-  const fail = (now: number) => transition(invocationMachine, s, { type: 'attemptFailed', failure: { code: 500, message: 'x' }, now });
+  const fail = (now: number) =>
+    transition(invocationMachine, s, { type: 'attemptFailed', failure: { code: 500, message: 'x' }, now });
   let [next, actions] = fail(2000);
   t.is(next.value, 'backingOff');
-  t.deepEqual(actions.map((a) => [a.type, a.params]), [['armTimer', { kind: 'retry', dueAt: 2500 }]]);
+  t.deepEqual(
+    actions.map((a) => [a.type, a.params]),
+    [['armTimer', { kind: 'retry', dueAt: 2500 }]],
+  );
   s = transition(invocationMachine, next, { type: 'timerDue', now: 2500 })[0];
   [next, actions] = fail(3000);
   t.is(next.context.nextRetryAt, 4000);
@@ -49,8 +62,15 @@ test('failures back off with the policy, then pause when attempts run out', (t) 
 });
 
 test('onMaxAttempts Kill completes with the last failure and responds', (t) => {
-  const [s] = initialTransition(invocationMachine, input({ retryPolicy: { ...policy, maxAttempts: 1, onMaxAttempts: 'Kill' } }));
-  const [next, actions] = transition(invocationMachine, s, { type: 'attemptFailed', failure: { code: 500, message: 'boom', stacktrace: 'st' }, now: 9 });
+  const [s] = initialTransition(
+    invocationMachine,
+    input({ retryPolicy: { ...policy, maxAttempts: 1, onMaxAttempts: 'Kill' } }),
+  );
+  const [next, actions] = transition(invocationMachine, s, {
+    type: 'attemptFailed',
+    failure: { code: 500, message: 'boom', stacktrace: 'st' },
+    now: 9,
+  });
   t.is(next.value, 'completed');
   t.deepEqual(next.context.completion, { failure: { code: 500, message: 'boom', stacktrace: 'st' } });
   t.deepEqual(types(actions), ['releaseLock', 'respond', 'armTimer']);
@@ -58,7 +78,11 @@ test('onMaxAttempts Kill completes with the last failure and responds', (t) => {
 
 test('the SDK next_retry_delay overrides the policy once', (t) => {
   const [s] = initialTransition(invocationMachine, input());
-  const [next] = transition(invocationMachine, s, { type: 'attemptFailed', failure: { code: 500, message: 'x', nextRetryDelay: 300 }, now: 100 });
+  const [next] = transition(invocationMachine, s, {
+    type: 'attemptFailed',
+    failure: { code: 500, message: 'x', nextRetryDelay: 300 },
+    now: 100,
+  });
   t.is(next.context.nextRetryAt, 400);
 });
 
@@ -95,7 +119,10 @@ test('an exclusive invocation waits in pending until its key lock is granted', (
 
 test('a persisted snapshot restores to the same state', (t) => {
   const [s] = initialTransition(invocationMachine, input({ executeAt: 5000 }));
-  const restored = invocationMachine.resolveState({ value: String(s.value), context: JSON.parse(JSON.stringify(s.context)) });
+  const restored = invocationMachine.resolveState({
+    value: String(s.value),
+    context: JSON.parse(JSON.stringify(s.context)),
+  });
   const [next] = transition(invocationMachine, restored, { type: 'timerDue', now: 5000 });
   t.is(next.value, 'running');
 });

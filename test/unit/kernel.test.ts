@@ -12,7 +12,12 @@ import { encodeInputCommand, encodeNotification, MessageType } from '../../src/p
 import { invocationIdToString, newInvocationId, partitionKeyOf } from '../../src/protocol/ids.js';
 import { EmbeddedStore } from '../../src/store/embedded/embedded-store.js';
 import type { Store, Transition } from '../../src/store/types.js';
-import { InvocationActor, type ActorPorts, type AttemptHandle, type Committed } from '../../src/runtime/kernel/invocation-actor.js';
+import {
+  InvocationActor,
+  type ActorPorts,
+  type AttemptHandle,
+  type Committed,
+} from '../../src/runtime/kernel/invocation-actor.js';
 import { ObjectLocks } from '../../src/runtime/kernel/object-keys.js';
 import { Limiters } from '../../src/runtime/kernel/limiters.js';
 import { ActorRetired } from '../../src/runtime/kernel/retired.js';
@@ -36,12 +41,23 @@ function recordingPorts(store: Store): { ports: ActorPorts; rec: Recorded } {
   const ports: ActorPorts = {
     store,
     locks: rec.locks,
-    limiters: new Limiters({ store, rules: () => [], now: () => 5_000, granted: () => undefined, lost: () => undefined }),
+    limiters: new Limiters({
+      store,
+      rules: () => [],
+      now: () => 5_000,
+      granted: () => undefined,
+      lost: () => undefined,
+    }),
     now: () => 5_000,
     newAttempt(_actor, context): AttemptHandle {
       const calls: string[] = [];
       rec.attempts.push({ context, calls });
-      return { start: () => calls.push('start'), flush: () => calls.push('flush'), close: () => calls.push('close'), abort: (r) => calls.push(`abort:${r}`) };
+      return {
+        start: () => calls.push('start'),
+        flush: () => calls.push('flush'),
+        close: () => calls.push('close'),
+        abort: (r) => calls.push(`abort:${r}`),
+      };
     },
     committed: (actor, done) => void rec.committed.push({ id: actor.id, done }),
     requestLock: (actor) => void rec.lockRequests.push(actor.id),
@@ -64,13 +80,29 @@ test.afterEach.always(async (t) => {
   await rm(t.context.dir, { recursive: true, force: true });
 });
 
-const retryPolicy = { initialInterval: 100, exponentiationFactor: 2, maxAttempts: 3, maxInterval: 1000, onMaxAttempts: 'Kill' as const };
-const inputEntry = (text: string) => ({ type: MessageType.InputCommand, payload: encodeInputCommand({ headers: [], value: Buffer.from(text), name: '' }) });
+const retryPolicy = {
+  initialInterval: 100,
+  exponentiationFactor: 2,
+  maxAttempts: 3,
+  maxInterval: 1000,
+  onMaxAttempts: 'Kill' as const,
+};
+const inputEntry = (text: string) => ({
+  type: MessageType.InputCommand,
+  payload: encodeInputCommand({ headers: [], value: Buffer.from(text), name: '' }),
+});
 
 function input(over: Partial<InvocationInput> = {}): { input: InvocationInput; partition: number } {
   const key = over.target?.key;
   const id = over.id ?? invocationIdToString(newInvocationId(partitionKeyOf(key ?? 'k')));
-  const base: InvocationInput = { id, target: { service: 'S', handler: 'h', serviceTy: 'Service' }, invokedBy: 'ingress', retryPolicy, completionRetention: 60_000, now: 1_000 };
+  const base: InvocationInput = {
+    id,
+    target: { service: 'S', handler: 'h', serviceTy: 'Service' },
+    invokedBy: 'ingress',
+    retryPolicy,
+    completionRetention: 60_000,
+    now: 1_000,
+  };
   return { input: { ...base, ...over, id }, partition: partitionOf(partitionKeyOf(key ?? 'k'), PARTITIONS) };
 }
 
@@ -95,11 +127,22 @@ test('a notification that satisfies a suspension wakes it in the same commit', a
   const { store, rec, ports } = t.context;
   const { input: i, partition } = input();
   const actor = await InvocationActor.create(ports, partition, i, [inputEntry('1')]);
-  await actor.run(() => actor.commit({ events: [{ type: 'suspend', awaiting: { completions: [1], signals: [], namedSignals: [] }, now: 2_000 }] }));
+  await actor.run(() =>
+    actor.commit({
+      events: [{ type: 'suspend', awaiting: { completions: [1], signals: [], namedSignals: [] }, now: 2_000 }],
+    }),
+  );
   t.is(readInvocation(await store.loadInvocation(partition, i.id)).value, 'suspended');
-  t.deepEqual(rec.attempts[0]!.calls, ['start', 'flush', 'close'], 'the attempt is released when the invocation suspends');
+  t.deepEqual(
+    rec.attempts[0]!.calls,
+    ['start', 'flush', 'close'],
+    'the attempt is released when the invocation suspends',
+  );
 
-  const sleepDone = { type: MessageType.SleepCompletionNotification, payload: encodeNotification({ completionId: 1, void: true }) };
+  const sleepDone = {
+    type: MessageType.SleepCompletionNotification,
+    payload: encodeNotification({ completionId: 1, void: true }),
+  };
   await actor.run(() => actor.commit({ entries: [sleepDone] }));
   t.is(readInvocation(await store.loadInvocation(partition, i.id)).value, 'running');
   t.is((await store.readJournal(partition, i.id)).length, 2);
@@ -112,14 +155,33 @@ test('completing a called invocation writes the result for its caller and the ex
   const caller = { invocationId: 'inv_caller', completionId: 3 };
   const { input: i, partition } = input({ caller });
   const actor = await InvocationActor.create(ports, partition, i, [inputEntry('1')]);
-  await actor.run(() => actor.commit({ events: [{ type: 'complete', completion: { ok: Buffer.from('"done"').toString('base64') }, now: 3_000 }] }));
+  await actor.run(() =>
+    actor.commit({
+      events: [{ type: 'complete', completion: { ok: Buffer.from('"done"').toString('base64') }, now: 3_000 }],
+    }),
+  );
 
   const outbox = await store.outbox(partition);
-  t.deepEqual(outbox, [{ id: `${i.id}:result`, body: { kind: 'complete', invocationId: 'inv_caller', completionId: 3, value: Buffer.from('"done"').toString('base64') } }]);
-  t.deepEqual(await store.dueTimers(partition, Number.MAX_SAFE_INTEGER, 10), [{ key: timerOf.expire(i.id).key, dueAt: 3_000 + 60_000 }]);
+  t.deepEqual(outbox, [
+    {
+      id: `${i.id}:result`,
+      body: {
+        kind: 'complete',
+        invocationId: 'inv_caller',
+        completionId: 3,
+        value: Buffer.from('"done"').toString('base64'),
+      },
+    },
+  ]);
+  t.deepEqual(await store.dueTimers(partition, Number.MAX_SAFE_INTEGER, 10), [
+    { key: timerOf.expire(i.id).key, dueAt: 3_000 + 60_000 },
+  ]);
   t.deepEqual(await store.activeInvocations(partition), []);
   const last = rec.committed.at(-1)!.done;
-  t.deepEqual(last.effects.map((e) => e.type), ['releaseLock', 'respond', 'armTimer']);
+  t.deepEqual(
+    last.effects.map((e) => e.type),
+    ['releaseLock', 'respond', 'armTimer'],
+  );
   t.is(last.outbox.length, 1, 'the committed messages are handed on for delivery');
 });
 
@@ -131,10 +193,15 @@ test('an exclusive invocation passes its key on in the commit that completes it'
   const lock = await rec.locks.get(first.partition, 'Obj', 'k1');
   const create = (x: ReturnType<typeof input>) =>
     lock.run(() =>
-      lock
-        .change({ type: 'acquire', invocationId: x.input.id }, (c) =>
-          InvocationActor.create(ports, x.partition, { ...x.input, lockHeld: c.granted.includes(x.input.id) }, [inputEntry('1')], { records: [c.record] }).then((a) => void actors.set(x.input.id, a)),
-        ),
+      lock.change({ type: 'acquire', invocationId: x.input.id }, (c) =>
+        InvocationActor.create(
+          ports,
+          x.partition,
+          { ...x.input, lockHeld: c.granted.includes(x.input.id) },
+          [inputEntry('1')],
+          { records: [c.record] },
+        ).then((a) => void actors.set(x.input.id, a)),
+      ),
     );
   const actors = new Map<string, InvocationActor>();
   await create(first);
@@ -144,7 +211,9 @@ test('an exclusive invocation passes its key on in the commit that completes it'
 
   const a = actors.get(first.input.id)!;
   await a.run(() => a.commit({ events: [{ type: 'complete', completion: { ok: '' }, now: 4_000 }] }));
-  const record = readObjectKey(await store.getRecord(first.partition, RecordKind.objectKey, objectRecordKey('Obj', 'k1')));
+  const record = readObjectKey(
+    await store.getRecord(first.partition, RecordKind.objectKey, objectRecordKey('Obj', 'k1')),
+  );
   t.is(record.context.holder, second.input.id);
   t.deepEqual(record.context.inbox, []);
   t.deepEqual(rec.committed.at(-1)!.done.granted, [second.input.id]);
@@ -170,12 +239,20 @@ test('a commit that fails leaves the actor unusable and reports it lost; the sto
   // Another writer appended behind this actor's back: its next append conflicts.
   const foreign: Transition = { partition, journal: [{ id: i.id, at: 1, entries: [inputEntry('x')] }] };
   await store.commit(foreign);
-  await t.throwsAsync(actor.run(() => actor.commit({ entries: [{ type: MessageType.RunCommand, payload: new Uint8Array() }] })));
+  await t.throwsAsync(
+    actor.run(() => actor.commit({ entries: [{ type: MessageType.RunCommand, payload: new Uint8Array() }] })),
+  );
   t.true(actor.isBroken);
   t.deepEqual(rec.lostIds, [i.id]);
-  t.true(rec.attempts[0]!.calls.some((c) => c.startsWith('abort:')), 'its attempt is aborted');
+  t.true(
+    rec.attempts[0]!.calls.some((c) => c.startsWith('abort:')),
+    'its attempt is aborted',
+  );
   // A job queued behind the failed commit is refused, to be run on the actor loaded in its place (ActorCache.with).
-  await t.throwsAsync(actor.run(() => actor.commit({ events: [{ type: 'pause', now: 1 }] })), { instanceOf: ActorRetired });
+  await t.throwsAsync(
+    actor.run(() => actor.commit({ events: [{ type: 'pause', now: 1 }] })),
+    { instanceOf: ActorRetired },
+  );
   t.is(readInvocation(await store.loadInvocation(partition, i.id)).value, 'running');
 });
 
@@ -185,7 +262,12 @@ test('an actor restored from the store carries on where it was; snapshots withou
   const actor = await InvocationActor.create(ports, partition, i, [inputEntry('1')]);
   await actor.run(() => actor.commit({ events: [{ type: 'pause', now: 2_000 }] }));
   const { v: _v, ...unversioned } = readInvocation(await store.loadInvocation(partition, i.id));
-  const restored = InvocationActor.restore(ports, partition, readInvocation(unversioned), await store.readJournal(partition, i.id));
+  const restored = InvocationActor.restore(
+    ports,
+    partition,
+    readInvocation(unversioned),
+    await store.readJournal(partition, i.id),
+  );
   t.is(restored.status, 'paused');
   t.is(restored.journal.length, 1);
   await restored.run(() => restored.commit({ events: [{ type: 'resume', now: 3_000 }] }));
@@ -197,11 +279,19 @@ test('resume redoes what the committed state asks for: an attempt, a lock reques
   const { store, ports, rec } = t.context;
   const running = input();
   await InvocationActor.create(ports, running.partition, running.input, [inputEntry('1')]);
-  const pending = input({ target: { service: 'Obj', handler: 'add', serviceTy: 'VirtualObject', key: 'k3' }, exclusive: true });
+  const pending = input({
+    target: { service: 'Obj', handler: 'add', serviceTy: 'VirtualObject', key: 'k3' },
+    exclusive: true,
+  });
   await InvocationActor.create(ports, pending.partition, pending.input, [inputEntry('1')]);
   const before = rec.attempts.length;
   for (const x of [running, pending]) {
-    const restored = InvocationActor.restore(ports, x.partition, readInvocation(await store.loadInvocation(x.partition, x.input.id)), await store.readJournal(x.partition, x.input.id));
+    const restored = InvocationActor.restore(
+      ports,
+      x.partition,
+      readInvocation(await store.loadInvocation(x.partition, x.input.id)),
+      await store.readJournal(x.partition, x.input.id),
+    );
     await restored.run(() => restored.resume());
   }
   t.is(rec.attempts.length, before + 1, 'the running one gets a new attempt');

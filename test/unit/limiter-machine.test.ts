@@ -1,6 +1,13 @@
 /** A scope's limiter: slots by rule bucket, waiters by priority then arrival, paused queues, tokens, backlog bounds. */
 import test from 'ava';
-import { backlogFull, backlogUse, limiterEffects, limiterSteps, type FlowRule, type LimiterEvent } from '../../machines/limiter.js';
+import {
+  backlogFull,
+  backlogUse,
+  limiterEffects,
+  limiterSteps,
+  type FlowRule,
+  type LimiterEvent,
+} from '../../machines/limiter.js';
 
 type Snapshot = ReturnType<typeof limiterSteps.initial>[0];
 
@@ -19,15 +26,45 @@ function run(events: LimiterEvent[]): { s: Snapshot; grants: string[][]; wakes: 
 }
 
 const vq = { id: 'vq', service: 'S' };
-const acquire = (id: string, rules: FlowRule[], now = 0, limitKey?: string): LimiterEvent => ({ type: 'acquire', invocationId: id, vqueue: vq, rules, now, ...(limitKey ? { limitKey } : {}) });
-const prioritized = (id: string, priority: number, rules: FlowRule[]): LimiterEvent => ({ type: 'acquire', invocationId: id, vqueue: vq, rules, now: 0, priority });
-const release = (id: string, rules: FlowRule[], now = 0): LimiterEvent => ({ type: 'release', invocationId: id, rules, now });
+const acquire = (id: string, rules: FlowRule[], now = 0, limitKey?: string): LimiterEvent => ({
+  type: 'acquire',
+  invocationId: id,
+  vqueue: vq,
+  rules,
+  now,
+  ...(limitKey ? { limitKey } : {}),
+});
+const prioritized = (id: string, priority: number, rules: FlowRule[]): LimiterEvent => ({
+  type: 'acquire',
+  invocationId: id,
+  vqueue: vq,
+  rules,
+  now: 0,
+  priority,
+});
+const release = (id: string, rules: FlowRule[], now = 0): LimiterEvent => ({
+  type: 'release',
+  invocationId: id,
+  rules,
+  now,
+});
 
 test('a concurrency rule gives slots in arrival order as they are given back', (t) => {
   const rules = [{ pattern: 'sc', concurrency: 2 }];
-  const { s, grants } = run([acquire('A', rules), acquire('B', rules), acquire('C', rules), acquire('D', rules), acquire('C', rules), release('A', rules), release('D', rules)]);
+  const { s, grants } = run([
+    acquire('A', rules),
+    acquire('B', rules),
+    acquire('C', rules),
+    acquire('D', rules),
+    acquire('C', rules),
+    release('A', rules),
+    release('D', rules),
+  ]);
   t.deepEqual(grants, [['A'], ['B'], [], [], [], ['C'], []]);
-  t.deepEqual(s.context.running.map((r) => r.invocationId), ['B', 'C']);
+  t.deepEqual(
+    s.context.running.map((r) => r.invocationId),
+    ['B', 'C'],
+  );
   t.deepEqual(s.context.waiting, [], 'a waiter that goes away leaves the queue; acquiring twice queues once');
   t.is(s.value, 'running');
 });
@@ -57,7 +94,13 @@ test('a paused queue waits whatever the rules say, until resumed', (t) => {
 
 test('a rate rule gives one token, then one per 1/rate seconds, and asks to be woken for the next', (t) => {
   const rules = [{ pattern: 'sc', rate: 10 }];
-  const { grants, wakes } = run([acquire('A', rules, 1000), acquire('B', rules, 1000), acquire('C', rules, 1050), { type: 'tick', rules, now: 1100 }, { type: 'tick', rules, now: 1200 }]);
+  const { grants, wakes } = run([
+    acquire('A', rules, 1000),
+    acquire('B', rules, 1000),
+    acquire('C', rules, 1050),
+    { type: 'tick', rules, now: 1100 },
+    { type: 'tick', rules, now: 1200 },
+  ]);
   t.deepEqual(grants, [['A'], [], [], ['B'], ['C']]);
   t.deepEqual(wakes, [1100, 1100, 1200]);
 });
@@ -76,9 +119,20 @@ test('waiters start by priority (1 first), then in arrival order; the waiting li
     release('B', rules),
   ]);
   t.deepEqual(grants, [['A'], [], [], [], [], ['high'], ['high2'], ['B'], ['low']]);
-  t.deepEqual(s.context.running.map((r) => r.invocationId), ['low']);
-  const mid = run([acquire('A', rules), prioritized('low', 9, rules), acquire('B', rules), prioritized('high', 1, rules)]).s;
-  t.deepEqual(mid.context.waiting.map((w) => w.invocationId), ['low', 'B', 'high']);
+  t.deepEqual(
+    s.context.running.map((r) => r.invocationId),
+    ['low'],
+  );
+  const mid = run([
+    acquire('A', rules),
+    prioritized('low', 9, rules),
+    acquire('B', rules),
+    prioritized('high', 1, rules),
+  ]).s;
+  t.deepEqual(
+    mid.context.waiting.map((w) => w.invocationId),
+    ['low', 'B', 'high'],
+  );
 });
 
 test('backlog: refused past the bound, counting waiters, those on their way, and free slots while nobody waits', (t) => {
@@ -96,5 +150,9 @@ test('backlog: refused past the bound, counting waiters, those on their way, and
   const keyed = run([acquire('A', perKey, 0, 'k1')]).s;
   t.deepEqual(backlogFull({ ...keyed.context, rules: perKey }, 'k1', []), perKey[0]);
   t.is(backlogFull({ ...keyed.context, rules: perKey }, 'k2', []), undefined);
-  t.is(backlogFull({ ...keyed.context, rules: [{ pattern: 'sc', concurrency: 1 }] }, 'k1', []), undefined, 'no bound, never full');
+  t.is(
+    backlogFull({ ...keyed.context, rules: [{ pattern: 'sc', concurrency: 1 }] }, 'k1', []),
+    undefined,
+    'no bound, never full',
+  );
 });

@@ -4,7 +4,9 @@ import { initialTransition, transition } from 'xstate';
 import { objectKeyMachine } from '../../machines/object-key.js';
 
 const grants = (actions: unknown[]) =>
-  (actions as Array<{ type: string; params?: { invocationId: string } }>).filter((a) => a.type === 'grant').map((a) => a.params!.invocationId);
+  (actions as Array<{ type: string; params?: { invocationId: string } }>)
+    .filter((a) => a.type === 'grant')
+    .map((a) => a.params!.invocationId);
 
 test('acquire, queue, release in order', (t) => {
   let [s] = initialTransition(objectKeyMachine, { service: 'C', key: 'k' });

@@ -8,16 +8,31 @@ import { fixturePath } from '../support/fixtures.js';
 
 // The services of reference-behavior.md's probe endpoint (ref-transcripts/_probe-services.mjs.txt),
 // registered twice (revision 2), which is what test/fixtures/service-openapi/*.json were generated from.
-const json = { input: { required: false, contentType: 'application/json' }, output: { setContentTypeIfEmpty: false, contentType: 'application/json' } };
+const json = {
+  input: { required: false, contentType: 'application/json' },
+  output: { setContentTypeIfEmpty: false, contentType: 'application/json' },
+};
 const h = (name: string, extra: Partial<ManifestHandler> = {}): ManifestHandler => ({ name, ...json, ...extra });
 
 const greeter: ManifestService = {
   name: 'Greeter',
   ty: 'SERVICE',
   handlers: [
-    ...['greet', 'echo', 'noInput', 'fail', 'failDefault', 'flaky', 'sleepy', 'steps', 'awk', 'callSecret'].map((n) => h(n)),
-    h('alwaysFailPause', { retryPolicyMaxAttempts: 3, retryPolicyOnMaxAttempts: 'PAUSE', retryPolicyInitialInterval: 100, retryPolicyMaxInterval: 200 }),
-    h('alwaysFailKill', { retryPolicyMaxAttempts: 3, retryPolicyOnMaxAttempts: 'KILL', retryPolicyInitialInterval: 100, retryPolicyMaxInterval: 200 }),
+    ...['greet', 'echo', 'noInput', 'fail', 'failDefault', 'flaky', 'sleepy', 'steps', 'awk', 'callSecret'].map((n) =>
+      h(n),
+    ),
+    h('alwaysFailPause', {
+      retryPolicyMaxAttempts: 3,
+      retryPolicyOnMaxAttempts: 'PAUSE',
+      retryPolicyInitialInterval: 100,
+      retryPolicyMaxInterval: 200,
+    }),
+    h('alwaysFailKill', {
+      retryPolicyMaxAttempts: 3,
+      retryPolicyOnMaxAttempts: 'KILL',
+      retryPolicyInitialInterval: 100,
+      retryPolicyMaxInterval: 200,
+    }),
     h('secret', { ingressPrivate: true }),
     h('bytes', {
       input: { required: false, contentType: 'application/octet-stream' },
@@ -51,7 +66,9 @@ const INGRESS = 'http://localhost:8080/';
 
 for (const name of ['Greeter', 'Counter', 'Signup']) {
   test(`${name}: same document as the reference (servers url aside)`, (t) => {
-    const reference = JSON.parse(readFileSync(fixturePath('service-openapi', `service-openapi-${name}-1.7.12.json`), 'utf8')) as {
+    const reference = JSON.parse(
+      readFileSync(fixturePath('service-openapi', `service-openapi-${name}-1.7.12.json`), 'utf8'),
+    ) as {
       servers: Array<{ url: string }>;
     };
     reference.servers[0]!.url = INGRESS;
@@ -61,7 +78,8 @@ for (const name of ['Greeter', 'Counter', 'Signup']) {
 }
 
 test('paths per service type, private handler left out', (t) => {
-  const paths = (name: string) => Object.keys((serviceOpenApi(byName(name), INGRESS) as { paths: object }).paths).sort();
+  const paths = (name: string) =>
+    Object.keys((serviceOpenApi(byName(name), INGRESS) as { paths: object }).paths).sort();
   const greeterPaths = paths('Greeter');
   t.true(greeterPaths.includes('/restate/call/Greeter/greet'));
   t.true(greeterPaths.includes('/restate/send/Greeter/greet'));
@@ -76,7 +94,7 @@ test('paths per service type, private handler left out', (t) => {
   t.true(paths('Counter').includes('/restate/invocation/Counter/{key}/add/{idempotencyKey}/output'));
 });
 
-test('info carries the revision, servers the ingress URL, content types the handler\'s', (t) => {
+test("info carries the revision, servers the ingress URL, content types the handler's", (t) => {
   const doc = serviceOpenApi(byName('Greeter'), 'http://example.test:8080/') as {
     info: { title: string; version: string };
     servers: Array<{ url: string; description: string }>;
@@ -109,16 +127,30 @@ test('JSON schemas become components referred to by $ref, their own references r
       },
     ],
   };
-  type Op = { description: string; requestBody?: object; responses: { '200': object }; 'x-restate-extensions'?: object };
+  type Op = {
+    description: string;
+    requestBody?: object;
+    responses: { '200': object };
+    'x-restate-extensions'?: object;
+  };
   const doc = serviceOpenApi(withSchema, INGRESS) as {
     info: object;
     paths: Record<string, { post?: Op; get?: Op }>;
     components: { schemas: Record<string, unknown> };
   };
   const call = doc.paths['/restate/call/Greeter/greet']!.post!;
-  t.deepEqual(call.requestBody, { content: { 'application/json': { schema: { $ref: '#/components/schemas/greetRequest' } } }, required: true });
-  t.deepEqual(call.responses['200'], { content: { 'application/json': { schema: { $ref: '#/components/schemas/greetResponse' } } }, description: '' });
-  t.deepEqual(doc.components.schemas['greetRequest'], { ...input, properties: { name: { $ref: '#/components/schemas/greetRequest/$defs/Name' } } });
+  t.deepEqual(call.requestBody, {
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/greetRequest' } } },
+    required: true,
+  });
+  t.deepEqual(call.responses['200'], {
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/greetResponse' } } },
+    description: '',
+  });
+  t.deepEqual(doc.components.schemas['greetRequest'], {
+    ...input,
+    properties: { name: { $ref: '#/components/schemas/greetRequest/$defs/Name' } },
+  });
   t.deepEqual(doc.components.schemas['greetResponse'], { type: 'string' });
   t.truthy(doc.components.schemas['RestateError']);
   // The handler's documentation follows the deprecation note of the attach and output paths.

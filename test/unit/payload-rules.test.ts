@@ -11,19 +11,30 @@ const empty = new Uint8Array();
 const body = new TextEncoder().encode('{}');
 
 test('descriptions: the schema title, else its type, else the content-type', (t) => {
-  t.is(describeInput({ required: false, contentType: json, jsonSchema: { type: 'object', title: 'Person' } }), "JSON 'Person'");
+  t.is(
+    describeInput({ required: false, contentType: json, jsonSchema: { type: 'object', title: 'Person' } }),
+    "JSON 'Person'",
+  );
   t.is(describeInput({ required: false, contentType: json, jsonSchema: { type: 'array' } }), 'JSON array');
   t.is(describeInput({ required: false, contentType: json, jsonSchema: { anyOf: [] } }), json);
   t.is(describeInput({ required: true, contentType: json }), json);
   t.is(describeInput({ required: false }), 'none');
-  t.is(describeOutput({ contentType: json, setContentTypeIfEmpty: false, jsonSchema: { type: 'string' } }), 'JSON string');
+  t.is(
+    describeOutput({ contentType: json, setContentTypeIfEmpty: false, jsonSchema: { type: 'string' } }),
+    'JSON string',
+  );
   t.is(describeOutput({ contentType: json, setContentTypeIfEmpty: true }), 'optional application/json');
   t.is(describeOutput({ setContentTypeIfEmpty: false }), 'none');
 });
 
 test('a handler that declares no input takes anything, one that declares no output answers JSON', (t) => {
   const [service] = servicesFromManifest(
-    { protocolMode: 'BIDI_STREAM', minProtocolVersion: 5, maxProtocolVersion: 6, services: [{ name: 'S', ty: 'SERVICE', handlers: [{ name: 'h' }] }] },
+    {
+      protocolMode: 'BIDI_STREAM',
+      minProtocolVersion: 5,
+      maxProtocolVersion: 6,
+      services: [{ name: 'S', ty: 'SERVICE', handlers: [{ name: 'h' }] }],
+    },
     { deploymentId: 'dp_x', revisionOf: () => 1 },
   );
   const h = service!.handlers[0]!;

@@ -8,7 +8,8 @@ import { DEPLOYMENT_ID, ids, queryServerTest } from '../support/query-fixture.js
 
 const test = queryServerTest();
 
-const fieldsOf = (table: Table) => table.schema.fields.map((f) => `${f.name}:${String(f.type)}:${f.nullable ? 'null' : 'notnull'}`);
+const fieldsOf = (table: Table) =>
+  table.schema.fields.map((f) => `${f.name}:${String(f.type)}:${f.nullable ? 'null' : 'notnull'}`);
 
 const countAll = (where: string) => `SELECT COUNT(1) FROM (SELECT
                        *
@@ -61,18 +62,25 @@ test('invocations list: Arrow count(Int64(1)) of active invocations, then ids, t
   t.deepEqual(count.getChild('count(Int64(1))')?.toArray(), BigInt64Array.from([5n]));
 
   const listed = await t.context.rows(listIds("WHERE status != 'completed'", 100));
-  t.deepEqual(listed, active.map((id) => ({ id })));
+  t.deepEqual(
+    listed,
+    active.map((id) => ({ id })),
+  );
 
   const inList = active.map((id) => `'${id}'`).join(',');
   const rows = await t.context.rows(detail(`WHERE status != 'completed' AND inv.id in (${inList})`));
-  t.deepEqual(rows.map((r) => r.id), active);
+  t.deepEqual(
+    rows.map((r) => r.id),
+    active,
+  );
   const flaky = rows.find((r) => r.id === ids.flakyBackingOff)!;
   t.like(flaky, {
     target: 'Greeter/flaky',
     target_service_ty: 'service',
     status: 'backing-off',
     num_retries: 2,
-    last_failure_message: '[500 Internal] flaky failure attempt 2\nError: flaky failure attempt 2\n    at flaky (svc.mjs:26:32)',
+    last_failure_message:
+      '[500 Internal] flaky failure attempt 2\nError: flaky failure attempt 2\n    at flaky (svc.mjs:26:32)',
     last_failure_entry_index: 1,
     last_failure_entry_name: 'step',
     last_failure_entry_ty: 'Run',
@@ -83,15 +91,18 @@ test('invocations list: Arrow count(Int64(1)) of active invocations, then ids, t
   });
   t.is(flaky.state_modified_at, '2026-11-22T01:40:58.037Z');
   // Never started: no pinned deployment, and the join finds none.
-  t.deepEqual(rows.find((r) => r.id === ids.counterPending), {
-    id: ids.counterPending,
-    target: 'Counter/k1/add',
-    target_service_ty: 'virtual_object',
-    status: 'pending',
-    created_at: '2026-11-22T01:40:56.537Z',
-    state_modified_at: '2026-11-22T01:40:56.537Z',
-    pinned_deployment_exists: false,
-  });
+  t.deepEqual(
+    rows.find((r) => r.id === ids.counterPending),
+    {
+      id: ids.counterPending,
+      target: 'Counter/k1/add',
+      target_service_ty: 'virtual_object',
+      status: 'pending',
+      created_at: '2026-11-22T01:40:56.537Z',
+      state_modified_at: '2026-11-22T01:40:56.537Z',
+      pinned_deployment_exists: false,
+    },
+  );
 });
 
 test('invocations list --all --limit 3: count of everything, three ids, their details', async (t) => {
@@ -100,25 +111,38 @@ test('invocations list --all --limit 3: count of everything, three ids, their de
   const listed = await t.context.rows(listIds('', 3));
   t.deepEqual(listed, [{ id: ids.calledByService }, { id: ids.signupFailed }, { id: ids.greetScheduled }]);
   const rows = await t.context.rows(detail(`WHERE inv.id in (${listed.map((r) => `'${String(r.id)}'`).join(',')})`));
-  t.deepEqual(rows.map((r) => [r.id, r.status, r.completion_result, r.completion_failure, r.invoked_by_id, r.invoked_by_target]), [
-    [ids.calledByService, 'completed', 'success', undefined, ids.sleepyRunning, 'Greeter/sleepy'],
-    [ids.signupFailed, 'completed', 'failure', '[409] Cancelled', undefined, undefined],
-    [ids.greetScheduled, 'scheduled', undefined, undefined, undefined, undefined],
-  ]);
+  t.deepEqual(
+    rows.map((r) => [r.id, r.status, r.completion_result, r.completion_failure, r.invoked_by_id, r.invoked_by_target]),
+    [
+      [ids.calledByService, 'completed', 'success', undefined, ids.sleepyRunning, 'Greeter/sleepy'],
+      [ids.signupFailed, 'completed', 'failure', '[409] Cancelled', undefined, undefined],
+      [ids.greetScheduled, 'scheduled', undefined, undefined, undefined, undefined],
+    ],
+  );
 });
 
 test.serial('invocations describe: id lookup, details, the two information_schema counts, the journal', async (t) => {
   const id = ids.sleepyRunning;
-  t.deepEqual(await t.context.rows(`SELECT
+  t.deepEqual(
+    await t.context.rows(`SELECT
                        id
                    FROM sys_invocation inv
                    WHERE inv.id = '${id}'
                    
-                   LIMIT 1`), [{ id }]);
-  const details = await t.context.rows(detail(`WHERE inv.id = '${id}' AND inv.id in ('${id}')
-                   `));
+                   LIMIT 1`),
+    [{ id }],
+  );
+  const details = await t.context.rows(
+    detail(`WHERE inv.id = '${id}' AND inv.id in ('${id}')
+                   `),
+  );
   t.is(details.length, 1);
-  t.like(details[0], { status: 'running', num_retries: 0, idempotency_key: '01M80ENNQ748273EASCQKG9Z29', pinned_deployment_exists: true });
+  t.like(details[0], {
+    status: 'running',
+    num_retries: 0,
+    idempotency_key: '01M80ENNQ748273EASCQKG9Z29',
+    pinned_deployment_exists: true,
+  });
 
   const promise = await t.context.arrow(`SELECT COUNT(*) FROM information_schema.columns
                        WHERE
@@ -150,43 +174,76 @@ test.serial('invocations describe: id lookup, details, the two information_schem
                    LIMIT 100`);
   // The pinned id is the only journal read.
   t.deepEqual(t.context.store.reads.readJournal.slice(before), [id]);
-  t.deepEqual(journal.map((r) => [r.index, r.entry_type, r.name]), [
-    [5, 'Command: Sleep', ''],
-    [4, 'Notification: CallInvocationId', undefined],
-    [3, 'Command: Call', ''],
-    [2, 'Notification: Run', undefined],
-    [1, 'Command: Run', 'step-a'],
-    [0, 'Command: Input', ''],
-  ]);
+  t.deepEqual(
+    journal.map((r) => [r.index, r.entry_type, r.name]),
+    [
+      [5, 'Command: Sleep', ''],
+      [4, 'Notification: CallInvocationId', undefined],
+      [3, 'Command: Call', ''],
+      [2, 'Notification: Run', undefined],
+      [1, 'Command: Run', 'step-a'],
+      [0, 'Command: Input', ''],
+    ],
+  );
   t.like(journal[0], { sleep_wakeup_at: '2026-11-22T01:40:59.537Z', version: 2 });
   // Restate 1.7.12 leaves these NULL for version-2 journals; the CLI reads entry_json instead.
   t.is(journal[2]!.invoked_id, undefined);
   t.is(journal[2]!.invoked_target, undefined);
-  t.regex(String(journal[2]!.entry_json), new RegExp(`^\\{"Command":\\{"Call":\\{"request":\\{"invocation_id":"${ids.calledByService}","invocation_target":\\{"Service":\\{"name":"Greeter","handler":"greet","scope":null\\}\\}`));
+  t.regex(
+    String(journal[2]!.entry_json),
+    new RegExp(
+      `^\\{"Command":\\{"Call":\\{"request":\\{"invocation_id":"${ids.calledByService}","invocation_target":\\{"Service":\\{"name":"Greeter","handler":"greet","scope":null\\}\\}`,
+    ),
+  );
   t.is(journal[4]!.entry_json, '{"Command":{"Run":{"completion_id":1,"name":"step-a"}}}');
 });
 
 test('state get / kv get and state clear read one object key', async (t) => {
-  t.deepEqual(await t.context.rows("select key, value from state where service_name = 'Counter' and service_key = 'k1' ;"), [
-    { key: 'count', value: '3130' },
-    { key: 'blob', value: 'ff00' },
-  ]);
-  t.deepEqual(await t.context.rows("select key, value from state where service_name = 'Counter' and service_key = 'q1' ;"), []);
-  t.deepEqual(await t.context.rows("SELECT service_name, service_key, key, value FROM state WHERE service_name = 'Counter' AND service_key = 'k9'"), []);
-  t.deepEqual(await t.context.rows("SELECT service_name, service_key, key, value FROM state WHERE service_name = 'Counter' AND service_key = 'k1'"), [
-    { service_name: 'Counter', service_key: 'k1', key: 'count', value: '3130' },
-    { service_name: 'Counter', service_key: 'k1', key: 'blob', value: 'ff00' },
-  ]);
+  t.deepEqual(
+    await t.context.rows("select key, value from state where service_name = 'Counter' and service_key = 'k1' ;"),
+    [
+      { key: 'count', value: '3130' },
+      { key: 'blob', value: 'ff00' },
+    ],
+  );
+  t.deepEqual(
+    await t.context.rows("select key, value from state where service_name = 'Counter' and service_key = 'q1' ;"),
+    [],
+  );
+  t.deepEqual(
+    await t.context.rows(
+      "SELECT service_name, service_key, key, value FROM state WHERE service_name = 'Counter' AND service_key = 'k9'",
+    ),
+    [],
+  );
+  t.deepEqual(
+    await t.context.rows(
+      "SELECT service_name, service_key, key, value FROM state WHERE service_name = 'Counter' AND service_key = 'k1'",
+    ),
+    [
+      { service_name: 'Counter', service_key: 'k1', key: 'count', value: '3130' },
+      { service_name: 'Counter', service_key: 'k1', key: 'blob', value: 'ff00' },
+    ],
+  );
 });
 
 test('cancel, kill, resume, pause, purge and restart-as-new select by status, with `invoked` for running', async (t) => {
-  const byId = (id: string, cond: string) => `SELECT id, target FROM sys_invocation_status WHERE id = '${id}' AND ${cond} LIMIT 500`;
-  t.deepEqual(await t.context.rows(byId(ids.sleepyRunning, "status != 'completed'")), [{ id: ids.sleepyRunning, target: 'Greeter/sleepy' }]);
+  const byId = (id: string, cond: string) =>
+    `SELECT id, target FROM sys_invocation_status WHERE id = '${id}' AND ${cond} LIMIT 500`;
+  t.deepEqual(await t.context.rows(byId(ids.sleepyRunning, "status != 'completed'")), [
+    { id: ids.sleepyRunning, target: 'Greeter/sleepy' },
+  ]);
   t.deepEqual(await t.context.rows(byId(ids.greetDone, "status != 'completed'")), []);
-  t.deepEqual(await t.context.rows(byId(ids.sleepyRunning, "status IN ('paused', 'invoked', 'suspended')")), [{ id: ids.sleepyRunning, target: 'Greeter/sleepy' }]);
-  t.deepEqual(await t.context.rows(byId(ids.counterSuspended, "status IN ('invoked', 'suspended')")), [{ id: ids.counterSuspended, target: 'Counter/k1/add' }]);
+  t.deepEqual(await t.context.rows(byId(ids.sleepyRunning, "status IN ('paused', 'invoked', 'suspended')")), [
+    { id: ids.sleepyRunning, target: 'Greeter/sleepy' },
+  ]);
+  t.deepEqual(await t.context.rows(byId(ids.counterSuspended, "status IN ('invoked', 'suspended')")), [
+    { id: ids.counterSuspended, target: 'Counter/k1/add' },
+  ]);
   t.deepEqual(await t.context.rows(byId(ids.counterPending, "status IN ('invoked', 'suspended')")), []);
-  t.deepEqual(await t.context.rows(byId(ids.greetDone, "status = 'completed'")), [{ id: ids.greetDone, target: 'Greeter/greet' }]);
+  t.deepEqual(await t.context.rows(byId(ids.greetDone, "status = 'completed'")), [
+    { id: ids.greetDone, target: 'Greeter/greet' },
+  ]);
 });
 
 test('cancel by target matches a service handler, or any key of a keyed handler, with LIKE', async (t) => {
@@ -237,7 +294,10 @@ test('services status: FIRST_VALUE(… ORDER BY …) and first_value(…) are ag
             GROUP BY target_service_name, target_handler_name, status
             ORDER BY target_handler_name`);
   const greet = byStatus.filter((r) => r['target_handler_name'] === 'greet' && r['status'] === 'completed');
-  t.deepEqual(greet.map((r) => [r['num_invocations'], r['oldest_invocation']]), [[2, ids.greetDone]]);
+  t.deepEqual(
+    greet.map((r) => [r['num_invocations'], r['oldest_invocation']]),
+    [[2, ids.greetDone]],
+  );
   const locks = await t.context.rows(`
             SELECT
                 target_service_name as service_name,
@@ -249,5 +309,13 @@ test('services status: FIRST_VALUE(… ORDER BY …) and first_value(…) are ag
             FROM sys_invocation
             WHERE status != 'pending' AND target_service_name IN ('Counter')
             GROUP BY target_service_name, target_service_key, status`);
-  t.deepEqual(locks, [{ service_name: 'Counter', service_key: 'k1', invocation_status: 'suspended', invocation_holding_lock: ids.counterSuspended, invocation_method_holding_lock: 'add' }]);
+  t.deepEqual(locks, [
+    {
+      service_name: 'Counter',
+      service_key: 'k1',
+      invocation_status: 'suspended',
+      invocation_holding_lock: ids.counterSuspended,
+      invocation_method_holding_lock: 'add',
+    },
+  ]);
 });

@@ -37,20 +37,32 @@ test('a completed invocation is the reference row: NULL columns left out, in col
 });
 
 test('UInt64 partition keys are exact JSON numbers past 2^53', async (t) => {
-  const body = await text(t, `SELECT partition_key, id, status FROM sys_invocation_status WHERE id = '${ids.greetDone}'`);
+  const body = await text(
+    t,
+    `SELECT partition_key, id, status FROM sys_invocation_status WHERE id = '${ids.greetDone}'`,
+  );
   t.is(body, `{"rows":[{"partition_key":1000000000000000000,"id":"${ids.greetDone}","status":"completed"}]}`);
 });
 
 test('literals, an empty result, binary as hex and lists as arrays', async (t) => {
-  t.is(await text(t, "SELECT 1 AS one, NULL AS n, 1.5 AS f, true AS b, 's' AS s"), '{"rows":[{"one":1,"f":1.5,"b":true,"s":"s"}]}');
+  t.is(
+    await text(t, "SELECT 1 AS one, NULL AS n, 1.5 AS f, true AS b, 's' AS s"),
+    '{"rows":[{"one":1,"f":1.5,"b":true,"s":"s"}]}',
+  );
   t.is(await text(t, 'SELECT id FROM sys_invocation WHERE 1=0'), '{"rows":[]}');
   t.is(
-    await text(t, "SELECT key, key_length, value_utf8, value, value_length FROM state WHERE service_name = 'Counter' AND service_key = 'k1'"),
+    await text(
+      t,
+      "SELECT key, key_length, value_utf8, value, value_length FROM state WHERE service_name = 'Counter' AND service_key = 'k1'",
+    ),
     '{"rows":[{"key":"count","key_length":5,"value_utf8":"10","value":"3130","value_length":2},' +
       '{"key":"blob","key_length":4,"value":"ff00","value_length":2}]}',
   );
   t.is(
-    await text(t, `SELECT status, suspended_waiting_for_completions, suspended_waiting_for_signals, suspended_waiting_future_json FROM sys_invocation WHERE id = '${ids.counterSuspended}'`),
+    await text(
+      t,
+      `SELECT status, suspended_waiting_for_completions, suspended_waiting_for_signals, suspended_waiting_future_json FROM sys_invocation WHERE id = '${ids.counterSuspended}'`,
+    ),
     '{"rows":[{"status":"suspended","suspended_waiting_for_completions":[1],"suspended_waiting_for_signals":[1],' +
       '"suspended_waiting_future_json":"{\\"FirstCompleted\\":[{\\"Single\\":{\\"CompletionId\\":1}},{\\"Single\\":{\\"SignalIndex\\":1}}]}"}]}',
   );
@@ -70,13 +82,18 @@ test('rows as values (the MCP tools): the forms of the JSON answer, and a 64-bit
     { partition_key: '1000000000000000000', at: '2026-11-22T01:40:53.537Z', raw: 'ff00', waits: [1, 2] },
     { partition_key: 42 },
   ]);
-  t.is(encodeJson(result), '{"rows":[{"partition_key":1000000000000000000,"at":"2026-11-22T01:40:53.537Z","raw":"ff00","waits":[1,2]},{"partition_key":42}]}');
+  t.is(
+    encodeJson(result),
+    '{"rows":[{"partition_key":1000000000000000000,"at":"2026-11-22T01:40:53.537Z","raw":"ff00","waits":[1,2]},{"partition_key":42}]}',
+  );
 });
 
 test('Arrow: sys_invocation has the reference schema and values', async (t) => {
   const table = await t.context.arrow(`SELECT * FROM sys_invocation WHERE id = '${ids.counterSuspended}'`);
   t.is(table.schema.fields.length, 51);
-  const types = Object.fromEntries(table.schema.fields.map((f) => [f.name, `${String(f.type)}${f.nullable ? '' : '!'}`]));
+  const types = Object.fromEntries(
+    table.schema.fields.map((f) => [f.name, `${String(f.type)}${f.nullable ? '' : '!'}`]),
+  );
   t.like(types, {
     id: 'LargeUtf8',
     pinned_service_protocol_version: 'Uint32',
@@ -99,27 +116,44 @@ test('Arrow: UInt64, binary and literal types', async (t) => {
   t.is(String(status.schema.fields[0]!.type), 'Uint64');
   t.is(status.get(0)!.toJSON().partition_key, 1_000_000_000_000_000_000n);
 
-  const state = await t.context.arrow("SELECT value FROM state WHERE service_name = 'Counter' AND service_key = 'k1' AND key = 'blob'");
+  const state = await t.context.arrow(
+    "SELECT value FROM state WHERE service_name = 'Counter' AND service_key = 'k1' AND key = 'blob'",
+  );
   t.is(String(state.schema.fields[0]!.type), 'LargeBinary');
   t.deepEqual([...(state.get(0)!.toJSON().value as Uint8Array)], [0xff, 0x00]);
 
   const one = await t.context.arrow('SELECT 1 AS one');
-  t.deepEqual(one.schema.fields.map((f) => [f.name, String(f.type), f.nullable]), [['one', 'Int64', false]]);
+  t.deepEqual(
+    one.schema.fields.map((f) => [f.name, String(f.type), f.nullable]),
+    [['one', 'Int64', false]],
+  );
   t.is(one.get(0)!.toJSON().one, 1n);
 });
 
 test('Arrow: an empty result still carries its schema', async (t) => {
   const table = await t.context.arrow('SELECT id, status FROM sys_invocation WHERE 1=0');
   t.is(table.numRows, 0);
-  t.deepEqual(table.schema.fields.map((f) => f.name), ['id', 'status']);
+  t.deepEqual(
+    table.schema.fields.map((f) => f.name),
+    ['id', 'status'],
+  );
 });
 
 test('any accept other than exactly application/json gets Arrow', async (t) => {
-  for (const accept of ['*/*', 'text/plain', 'application/vnd.apache.arrow.stream', 'application/json; charset=utf-8']) {
+  for (const accept of [
+    '*/*',
+    'text/plain',
+    'application/vnd.apache.arrow.stream',
+    'application/json; charset=utf-8',
+  ]) {
     const res = await t.context.query('SELECT 1 AS one', accept);
     t.is(res.headers.get('content-type'), 'application/vnd.apache.arrow.stream', accept);
     t.is(tableFromIPC(new Uint8Array(await res.arrayBuffer())).numRows, 1);
   }
-  const none = await fetch(`${t.context.url}/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"SELECT 1 AS one"}' });
+  const none = await fetch(`${t.context.url}/query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"query":"SELECT 1 AS one"}',
+  });
   t.is(none.headers.get('content-type'), 'application/vnd.apache.arrow.stream');
 });

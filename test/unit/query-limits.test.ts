@@ -11,12 +11,16 @@ import { queryServerTest, type QueryServer } from '../support/query-fixture.js';
 
 const test = queryServerTest();
 
-const unsupported = (sql: string) => `Datafusion error: This feature is not implemented: Unsupported SQL statement: ${sql}`;
+const unsupported = (sql: string) =>
+  `Datafusion error: This feature is not implemented: Unsupported SQL statement: ${sql}`;
 const invalidFunction = (name: string) => `Datafusion error: Error during planning: Invalid function '${name}'.`;
 const noTableFunction = (name: string) => `Datafusion error: Error during planning: table function '${name}' not found`;
 
 /** Each statement answers its status and `{"message"}`. */
-async function expectRefused(t: ExecutionContext<QueryServer>, refused: Array<[string, number, string]>): Promise<void> {
+async function expectRefused(
+  t: ExecutionContext<QueryServer>,
+  refused: Array<[string, number, string]>,
+): Promise<void> {
   for (const [sql, status, message] of refused) {
     const res = await t.context.query(sql);
     t.is(res.status, status, sql);
@@ -54,7 +58,11 @@ test('DuckDB-only table functions and functions do not exist; size amplifiers ar
     ['SELECT range(200000000)', 500, invalidFunction('range')],
     ['SELECT system.main.abs(1)', 500, invalidFunction('system.main.abs')],
     ['SELECT pg_catalog.abs(1)', 500, invalidFunction('pg_catalog.abs')],
-    ['SELECT count(*) FROM sys_service WHERE name IN (SELECT * FROM duckdb_tables())', 400, noTableFunction('duckdb_tables')],
+    [
+      'SELECT count(*) FROM sys_service WHERE name IN (SELECT * FROM duckdb_tables())',
+      400,
+      noTableFunction('duckdb_tables'),
+    ],
   ];
   await expectRefused(t, refused);
 });
@@ -67,20 +75,29 @@ test('ordinary SQL keeps working: range tables, operators, intervals, windows, C
   };
   t.deepEqual(await one('SELECT count(*) AS n FROM range(10)'), [{ n: 10 }]);
   t.deepEqual(await one('SELECT sum(generate_series) AS s FROM generate_series(1, 4)'), [{ s: 10 }]);
-  t.deepEqual(await one("SELECT lower('AB') || upper('c') AS s, 7 % 4 AS m, 2 ** 3 AS p, 'abc' LIKE 'a%' AS l, 'abc' ILIKE 'A%' AS il"), [
-    { s: 'abC', m: 3, p: 8, l: true, il: true },
-  ]);
-  t.deepEqual(await one("SELECT now() - INTERVAL 1 DAY < now() AS a, date_trunc('day', now()) <= now() AS b, extract(year FROM now()) > 2000 AS c"), [
-    { a: true, b: true, c: true },
-  ]);
+  t.deepEqual(
+    await one(
+      "SELECT lower('AB') || upper('c') AS s, 7 % 4 AS m, 2 ** 3 AS p, 'abc' LIKE 'a%' AS l, 'abc' ILIKE 'A%' AS il",
+    ),
+    [{ s: 'abC', m: 3, p: 8, l: true, il: true }],
+  );
+  t.deepEqual(
+    await one(
+      "SELECT now() - INTERVAL 1 DAY < now() AS a, date_trunc('day', now()) <= now() AS b, extract(year FROM now()) > 2000 AS c",
+    ),
+    [{ a: true, b: true, c: true }],
+  );
   t.deepEqual(await one('SELECT i, row_number() OVER (ORDER BY i DESC) AS r FROM range(3) t(i) ORDER BY i'), [
     { i: 0, r: 3 },
     { i: 1, r: 2 },
     { i: 2, r: 1 },
   ]);
-  t.deepEqual(await one("SELECT CASE WHEN 1 > 0 THEN 'y' END AS c, CAST('5' AS INT) + 1 AS n, coalesce(NULL, 2) AS k, string_agg(x, ',') AS s FROM (VALUES ('a'), ('b')) v(x)"), [
-    { c: 'y', n: 6, k: 2, s: 'a,b' },
-  ]);
+  t.deepEqual(
+    await one(
+      "SELECT CASE WHEN 1 > 0 THEN 'y' END AS c, CAST('5' AS INT) + 1 AS n, coalesce(NULL, 2) AS k, string_agg(x, ',') AS s FROM (VALUES ('a'), ('b')) v(x)",
+    ),
+    [{ c: 'y', n: 6, k: 2, s: 'a,b' }],
+  );
   t.true((await one('SHOW TABLES')).length >= 10);
   t.true((await one('DESCRIBE sys_service')).length >= 5);
 });
@@ -88,13 +105,19 @@ test('ordinary SQL keeps working: range tables, operators, intervals, windows, C
 test('results past the row or byte limit are a clear 400; under it, the answer is whole', async (t) => {
   const engine = new QueryEngine({ maxRows: 1000, maxResultBytes: 20_000 });
   try {
-    const rows = await t.throwsAsync(engine.query('SELECT i FROM range(5000) t(i)', async () => []), { instanceOf: QueryError });
+    const rows = await t.throwsAsync(
+      engine.query('SELECT i FROM range(5000) t(i)', async () => []),
+      { instanceOf: QueryError },
+    );
     t.is(rows?.status, 400);
     t.is(
       rows?.message,
       'Datafusion error: Resources exhausted: the query result has more than 1000 rows (REDSTATE_QUERY_MAX_ROWS); add a LIMIT or select fewer rows or columns',
     );
-    const bytes = await t.throwsAsync(engine.query("SELECT 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' FROM range(900)", async () => []), { instanceOf: QueryError });
+    const bytes = await t.throwsAsync(
+      engine.query("SELECT 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' FROM range(900)", async () => []),
+      { instanceOf: QueryError },
+    );
     t.is(bytes?.status, 400);
     t.regex(bytes!.message, /more than 20000 bytes \(REDSTATE_QUERY_MAX_RESULT_BYTES\)/);
     const whole = await engine.query('SELECT i FROM range(1000) t(i)', async () => []);
@@ -109,7 +132,10 @@ test('a query interrupted while its result streams is an error, never a partial 
   const engine = new QueryEngine({ timeoutMs: 300 });
   try {
     const sparse = 'SELECT i FROM range(1000000000) t(i) WHERE (i * 7) % 1000003 = 1';
-    const err = await t.throwsAsync(engine.query(sparse, async () => []), { instanceOf: QueryError });
+    const err = await t.throwsAsync(
+      engine.query(sparse, async () => []),
+      { instanceOf: QueryError },
+    );
     t.regex(err!.message, /time limit of 300 ms/);
   } finally {
     await engine.close();

@@ -10,7 +10,8 @@ import test from 'ava';
 import { RequestIdentityError, RequestSigner } from '../../src/protocol/request-identity.js';
 
 // The key pair of Restate's own signer test, with the key id Restate derives from it.
-const RESTATE_TEST_KEY = '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIPe++4ZTPQDF81otpoU/mOGHC2vOAVp9WbiCblvn3nXO\n-----END PRIVATE KEY-----\n';
+const RESTATE_TEST_KEY =
+  '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIPe++4ZTPQDF81otpoU/mOGHC2vOAVp9WbiCblvn3nXO\n-----END PRIVATE KEY-----\n';
 const RESTATE_TEST_KEY_ID = 'publickeyv1_AfQwmwfgEZhrWpvv8N52SHpRtZqGGaFr4AZN6qtYWSiY';
 
 async function withFile(text: string, body: (file: string) => unknown): Promise<void> {
@@ -34,7 +35,11 @@ test('headers carry scheme v1 and an EdDSA JWT whose signature and claims verify
     const headers = signer.headers('/prefix/invoke/Counter/add', 'k/1', 1_700_000_000_500);
     t.is(headers['x-restate-signature-scheme'], 'v1');
     const [header, claims, signature] = headers['x-restate-jwt-v1']!.split('.');
-    t.deepEqual(JSON.parse(Buffer.from(header!, 'base64url').toString()), { typ: 'JWT', alg: 'EdDSA', kid: signer.keyId });
+    t.deepEqual(JSON.parse(Buffer.from(header!, 'base64url').toString()), {
+      typ: 'JWT',
+      alg: 'EdDSA',
+      kid: signer.keyId,
+    });
     t.deepEqual(JSON.parse(Buffer.from(claims!, 'base64url').toString()), {
       aud: '/prefix/invoke/Counter/add',
       exp: 1_700_000_060,
@@ -47,12 +52,20 @@ test('headers carry scheme v1 and an EdDSA JWT whose signature and claims verify
 });
 
 test('keys that are not one Ed25519 private key are refused at start with a clear message', async (t) => {
-  const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({
+    type: 'pkcs8',
+    format: 'pem',
+  }) as string;
   await withFile(rsa, (file) => {
-    t.throws(() => RequestSigner.fromPemFile(file), { instanceOf: RequestIdentityError, message: /holds a rsa key; request identity needs an Ed25519 key/ });
+    t.throws(() => RequestSigner.fromPemFile(file), {
+      instanceOf: RequestIdentityError,
+      message: /holds a rsa key; request identity needs an Ed25519 key/,
+    });
   });
   await withFile(RESTATE_TEST_KEY + RESTATE_TEST_KEY, (file) => {
     t.throws(() => RequestSigner.fromPemFile(file), { message: /exactly one PEM private key, found 2/ });
   });
-  t.throws(() => RequestSigner.fromPemFile('/nonexistent/key.pem'), { message: /cannot read the request identity key/ });
+  t.throws(() => RequestSigner.fromPemFile('/nonexistent/key.pem'), {
+    message: /cannot read the request identity key/,
+  });
 });

@@ -4,7 +4,12 @@
  */
 import test from 'ava';
 import { initialTransition, transition, type AnyStateMachine, type EventFromLogic, type InputFrom } from 'xstate';
-import { invocationMachine, invocationSteps, type InvocationEvent, type InvocationInput } from '../../machines/invocation.js';
+import {
+  invocationMachine,
+  invocationSteps,
+  type InvocationEvent,
+  type InvocationInput,
+} from '../../machines/invocation.js';
 import { objectKeyMachine, objectKeySteps, type ObjectKeyEvent } from '../../machines/object-key.js';
 import { attemptMachine, attemptSteps, type AttemptEvent } from '../../machines/attempt.js';
 import type { MemoStepper, Stepper } from '../../machines/stepper.js';
@@ -19,7 +24,12 @@ function walk<M extends AnyStateMachine>(
 ): Seen[] {
   const seen = (snapshot: unknown, actions: unknown[]): Seen => {
     const s = snapshot as { value: unknown; status: string; context: unknown };
-    return { value: s.value, status: s.status, context: s.context, actions: (actions as Seen['actions']).map((a) => ({ type: a.type, params: a.params })) };
+    return {
+      value: s.value,
+      status: s.status,
+      context: s.context,
+      actions: (actions as Seen['actions']).map((a) => ({ type: a.type, params: a.params })),
+    };
   };
   let [snapshot, actions] = init(input);
   const out = [seen(snapshot, actions)];
@@ -30,7 +40,12 @@ function walk<M extends AnyStateMachine>(
   return out;
 }
 
-function same<M extends AnyStateMachine>(machine: M, stepper: Stepper<M> | MemoStepper<M>, input: InputFrom<M>, events: Array<EventFromLogic<M>>) {
+function same<M extends AnyStateMachine>(
+  machine: M,
+  stepper: Stepper<M> | MemoStepper<M>,
+  input: InputFrom<M>,
+  events: Array<EventFromLogic<M>>,
+) {
   const reference = walk<M>(
     (i) => initialTransition(machine, i) as [unknown, unknown[]],
     (s, e) => transition(machine, s as never, e) as [unknown, unknown[]],
@@ -50,7 +65,13 @@ const input: InvocationInput = {
   id: 'inv_x',
   target: { service: 'S', handler: 'h', key: 'k', serviceTy: 'VirtualObject' },
   invokedBy: 'ingress',
-  retryPolicy: { initialInterval: 500, exponentiationFactor: 2, maxAttempts: 3, maxInterval: 1500, onMaxAttempts: 'Pause' },
+  retryPolicy: {
+    initialInterval: 500,
+    exponentiationFactor: 2,
+    maxAttempts: 3,
+    maxInterval: 1500,
+    onMaxAttempts: 'Pause',
+  },
   exclusive: true,
   completionRetention: 60_000,
   executeAt: 2000,
@@ -102,14 +123,34 @@ test('object-key machine: acquire, queue, release and grant', (t) => {
 });
 
 test('attempt machine, remembered steps: the same as XState on first use and on every later hit', (t) => {
-  const streamed: AttemptEvent[] = [{ type: 'start' }, { type: 'replayed' }, { type: 'frames' }, { type: 'answered' }, { type: 'frames' }, { type: 'inactive' }, { type: 'answered' }, { type: 'abortTimeout' }];
-  const broken: AttemptEvent[] = [{ type: 'start' }, { type: 'replayed' }, { type: 'frames' }, { type: 'broken', message: 'reset', code: 500 }];
+  const streamed: AttemptEvent[] = [
+    { type: 'start' },
+    { type: 'replayed' },
+    { type: 'frames' },
+    { type: 'answered' },
+    { type: 'frames' },
+    { type: 'inactive' },
+    { type: 'answered' },
+    { type: 'abortTimeout' },
+  ];
+  const broken: AttemptEvent[] = [
+    { type: 'start' },
+    { type: 'replayed' },
+    { type: 'frames' },
+    { type: 'broken', message: 'reset', code: 500 },
+  ];
   for (const input of [
     { requestResponse: false, inactivityTimeout: 60_000, abortTimeout: 600_000 },
     { requestResponse: true, inactivityTimeout: 60_000, abortTimeout: 600_000 },
     { requestResponse: false, inactivityTimeout: 1_000, abortTimeout: 2_000 },
   ]) {
-    for (const events of [streamed, streamed, broken, broken, [{ type: 'start' } as AttemptEvent, { type: 'close' } as AttemptEvent]]) {
+    for (const events of [
+      streamed,
+      streamed,
+      broken,
+      broken,
+      [{ type: 'start' } as AttemptEvent, { type: 'close' } as AttemptEvent],
+    ]) {
       const { reference, ours } = same(attemptMachine, attemptSteps, input, events);
       t.deepEqual(ours, reference);
     }

@@ -21,7 +21,13 @@ const handlerOf = (ty: 'Service' | 'VirtualObject'): EffectiveHandler =>
   ({
     service: { name: 'Log', ty },
     handler: { name: 'append', ...(ty === 'VirtualObject' ? { ty: 'Exclusive' } : {}) },
-    retryPolicy: { initialInterval: 50, exponentiationFactor: 2, maxAttempts: null, maxInterval: 1000, onMaxAttempts: 'Pause' },
+    retryPolicy: {
+      initialInterval: 50,
+      exponentiationFactor: 2,
+      maxAttempts: null,
+      maxInterval: 1000,
+      onMaxAttempts: 'Pause',
+    },
   }) as unknown as EffectiveHandler;
 
 const message = (position: number, key?: string): SourceMessage => ({
@@ -49,7 +55,8 @@ test('source URIs: every scheme, and a Redis stream of the store without a clust
     message: "Kafka cluster 'c' not found. Available clusters: []",
   });
   t.throws(() => createSubscription(x, { source: 'redis-stream://', sink: 'service://Log/append' }, exists), {
-    message: "[META0009] invalid source URI 'redis-stream://': the source URI must have the form redis-stream://<stream_name> or redis-stream://<cluster_name>/<stream_name>.",
+    message:
+      "[META0009] invalid source URI 'redis-stream://': the source URI must have the form redis-stream://<stream_name> or redis-stream://<cluster_name>/<stream_name>.",
   });
 });
 
@@ -155,7 +162,12 @@ test('a consumer creates every message once, in key order, and acknowledges only
   const source = new MemorySource(messages, 1);
   const stored = new Set<string>();
   const created: InvokeRequest[] = [];
-  const subscription: Subscription = { id: 'sub_1', source: 'redis-stream://orders', sink: 'service://Log/append', options: {} };
+  const subscription: Subscription = {
+    id: 'sub_1',
+    source: 'redis-stream://orders',
+    sink: 'service://Log/append',
+    options: {},
+  };
   const consumer = new SubscriptionConsumer(subscription, source, {
     registry: { resolveHandler: () => handler },
     runtime: memoryRuntime(stored, created, handler),
@@ -169,8 +181,14 @@ test('a consumer creates every message once, in key order, and acknowledges only
   t.is(source.acked.size, messages.length);
   t.is(created.length, messages.length, 'the batch delivered again after the failed ack created nothing');
   for (let k = 0; k < 7; k++) {
-    const offsets = created.filter((r) => r.target.key === `k${k}`).map((r) => Number(r.headers.find((h) => h.key === 'kafka.offset')!.value));
-    t.deepEqual(offsets, [...offsets].sort((a, b) => a - b), `k${k} in order`);
+    const offsets = created
+      .filter((r) => r.target.key === `k${k}`)
+      .map((r) => Number(r.headers.find((h) => h.key === 'kafka.offset')!.value));
+    t.deepEqual(
+      offsets,
+      [...offsets].sort((a, b) => a - b),
+      `k${k} in order`,
+    );
   }
   t.is(consumer.progress.delivered, messages.length);
   t.is(await consumer.lag(), 0);

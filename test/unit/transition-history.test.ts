@@ -11,7 +11,13 @@ const input: InvocationInput = {
   id: 'inv_1',
   target: { service: 'S', handler: 'h', serviceTy: 'Service' },
   invokedBy: 'ingress',
-  retryPolicy: { initialInterval: 10, exponentiationFactor: 2, maxAttempts: 5, maxInterval: 100, onMaxAttempts: 'Pause' },
+  retryPolicy: {
+    initialInterval: 10,
+    exponentiationFactor: 2,
+    maxAttempts: 5,
+    maxInterval: 100,
+    onMaxAttempts: 'Pause',
+  },
   now: 1000,
 };
 
@@ -29,10 +35,13 @@ test('a new invocation starts its history with xstate.init from nothing to its f
     { from: null, event: 'xstate.init', to: 'running', at: 1000, attempt: 0 },
   ]);
   const [scheduled] = invocationSteps.initial({ ...input, executeAt: 5000 });
-  t.is(historyEntries(undefined, [{ event: { type: 'xstate.init', now: 1000 }, snapshot: scheduled }])[0]?.to, 'scheduled');
+  t.is(
+    historyEntries(undefined, [{ event: { type: 'xstate.init', now: 1000 }, snapshot: scheduled }])[0]?.to,
+    'scheduled',
+  );
 });
 
-test('each event the machine takes is one entry, with its time, the retry count it left and an attempt\'s failure', (t) => {
+test("each event the machine takes is one entry, with its time, the retry count it left and an attempt's failure", (t) => {
   const [running] = invocationSteps.initial(input);
   const failure = { code: 500, message: 'boom' };
   const steps = run(running, [
@@ -61,14 +70,34 @@ test('events the machine does not take leave no entry', (t) => {
     { type: 'kill', failure: { code: 409, message: 'killed' }, now: 1003 },
     { type: 'wake', now: 1004 },
   ]);
-  t.deepEqual(historyEntries(running, steps), [{ from: 'running', event: 'kill', to: 'completed', at: 1003, attempt: 0 }]);
+  t.deepEqual(historyEntries(running, steps), [
+    { from: 'running', event: 'kill', to: 'completed', at: 1003, attempt: 0 },
+  ]);
   t.deepEqual(historyEntries(running, []), []);
 });
 
 test('an attempt failure keeps what the UI lists of it, with a long stack trace cut', (t) => {
   const [running] = invocationSteps.initial(input);
-  const failure = { code: 500, message: 'boom', stacktrace: 'x'.repeat(10_000), relatedCommandIndex: 2, relatedCommandName: 'step', errorCode: 'RT0007', nextRetryDelay: 5 };
+  const failure = {
+    code: 500,
+    message: 'boom',
+    stacktrace: 'x'.repeat(10_000),
+    relatedCommandIndex: 2,
+    relatedCommandName: 'step',
+    errorCode: 'RT0007',
+    nextRetryDelay: 5,
+  };
   const [entry] = historyEntries(running, run(running, [{ type: 'attemptFailed', failure, now: 1001 }]));
-  t.deepEqual({ ...entry?.failure, stacktrace: undefined }, { code: 500, message: 'boom', stacktrace: undefined, relatedCommandIndex: 2, relatedCommandName: 'step', errorCode: 'RT0007' });
+  t.deepEqual(
+    { ...entry?.failure, stacktrace: undefined },
+    {
+      code: 500,
+      message: 'boom',
+      stacktrace: undefined,
+      relatedCommandIndex: 2,
+      relatedCommandName: 'step',
+      errorCode: 'RT0007',
+    },
+  );
   t.is(entry?.failure?.stacktrace?.length, 4096 + 2);
 });

@@ -57,7 +57,11 @@ export function deploymentRoutes(router: Router, registry: Registry, log: Logger
  * Registers with one log line: info when stored (or found already registered), warn when
  * refused (discovery failed, incompatible revision…), with the address and the META code.
  */
-export async function registerLogged(registry: Registry, request: RegisterRequest, log: Logger): Promise<{ created: boolean; deployment: Deployment }> {
+export async function registerLogged(
+  registry: Registry,
+  request: RegisterRequest,
+  log: Logger,
+): Promise<{ created: boolean; deployment: Deployment }> {
   const fields = { [LogField.deploymentAddress]: request.uri, ...(request.dryRun ? { dry_run: true } : {}) };
   try {
     const result = await registry.register(request);

@@ -39,7 +39,8 @@ export function invocationParam(raw: string): string {
     parseInvocationId(raw);
     return raw;
   } catch (err) {
-    if (err instanceof IdError) throw new AdminError(400, `The request field 'invocation_id' is invalid. Reason: ${err.message}`);
+    if (err instanceof IdError)
+      throw new AdminError(400, `The request field 'invocation_id' is invalid. Reason: ${err.message}`);
     throw err;
   }
 }
@@ -63,7 +64,8 @@ export function deploymentChoice(raw: string): DeploymentChoice {
   try {
     parseDeploymentId(raw);
   } catch (err) {
-    if (err instanceof IdError) throw new AdminError(400, `The query parameter 'deployment' is invalid. Reason: ${err.message}`);
+    if (err instanceof IdError)
+      throw new AdminError(400, `The query parameter 'deployment' is invalid. Reason: ${err.message}`);
     throw err;
   }
   return { kind: 'id', id: raw };
@@ -78,7 +80,8 @@ function fromQuery(ctx: Context): number | undefined {
     throw new AdminTextError(400, `Failed to deserialize query string: from: ${reason}`);
   }
   const n = Number(raw.replace(/^\+/, ''));
-  if (n > 0xffffffff) throw new AdminTextError(400, 'Failed to deserialize query string: from: number too large to fit in target type');
+  if (n > 0xffffffff)
+    throw new AdminTextError(400, 'Failed to deserialize query string: from: number too large to fit in target type');
   return n;
 }
 
@@ -93,7 +96,10 @@ async function restartAsNew(rt: Runtime, ctx: Context): Promise<void> {
   const from = fromQuery(ctx);
   const id = invocationParam(ctx.params['id']!);
   const deployment = deploymentQuery(ctx);
-  const { newInvocationId } = await rt.operator.restartAsNew(id, { ...(from !== undefined ? { from } : {}), ...(deployment ? { deployment } : {}) });
+  const { newInvocationId } = await rt.operator.restartAsNew(id, {
+    ...(from !== undefined ? { from } : {}),
+    ...(deployment ? { deployment } : {}),
+  });
   sendJson(ctx, 200, { new_invocation_id: newInvocationId });
 }
 
@@ -111,7 +117,10 @@ export function invocationRoutes(runtime: Runtime) {
     router.delete('/invocations/:id', async (ctx: Context) => {
       const raw = typeof ctx.query['mode'] === 'string' ? ctx.query['mode'] : 'cancel';
       const mode = raw.toLowerCase();
-      if (!['cancel', 'kill', 'purge'].includes(mode) || raw !== raw.toLowerCase() && raw !== mode[0]!.toUpperCase() + mode.slice(1)) {
+      if (
+        !['cancel', 'kill', 'purge'].includes(mode) ||
+        (raw !== raw.toLowerCase() && raw !== mode[0]!.toUpperCase() + mode.slice(1))
+      ) {
         throw new AdminTextError(
           400,
           `Failed to deserialize query string: mode: unknown variant \`${raw}\`, expected one of \`Cancel\`, \`cancel\`, \`Kill\`, \`kill\`, \`Purge\`, \`purge\``,

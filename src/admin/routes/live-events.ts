@@ -54,17 +54,40 @@ function invocationOf(inv: StoreChange['invocations'][number]): LiveInvocation {
   if (!snapshot?.value || !snapshot.context) return { id: inv.id, history: inv.history };
   const { target, modifiedAt, retryCount, parent, caller } = snapshot.context;
   const by = parent?.invocationId ?? caller?.invocationId;
-  return { id: inv.id, state: snapshot.value, status: statusOf(snapshot.value), target, ...(by ? { parent: by } : {}), modifiedAt, retryCount, history: inv.history };
+  return {
+    id: inv.id,
+    state: snapshot.value,
+    status: statusOf(snapshot.value),
+    target,
+    ...(by ? { parent: by } : {}),
+    modifiedAt,
+    retryCount,
+    history: inv.history,
+  };
 }
 
 export function liveChangeOf(change: StoreChange): LiveChange {
-  const out: LiveChange = { deleted: change.deleted, invocations: change.invocations.map(invocationOf), objects: [], promises: [], state: change.state };
+  const out: LiveChange = {
+    deleted: change.deleted,
+    invocations: change.invocations.map(invocationOf),
+    objects: [],
+    promises: [],
+    state: change.state,
+  };
   for (const r of change.records) {
     if (r.kind === RecordKind.objectKey) {
       const [service, key] = JSON.parse(r.key) as [string, string];
       const lock = r.value as { value: string; context: ObjectKeyContext } | null;
       out.objects.push(
-        lock ? { service, key, state: lock.value, ...(lock.context.holder ? { holder: lock.context.holder } : {}), inbox: lock.context.inbox } : { service, key, inbox: [] },
+        lock
+          ? {
+              service,
+              key,
+              state: lock.value,
+              ...(lock.context.holder ? { holder: lock.context.holder } : {}),
+              inbox: lock.context.inbox,
+            }
+          : { service, key, inbox: [] },
       );
     } else if (r.kind === RecordKind.promise) {
       const [service, key, name] = JSON.parse(r.key) as [string, string, string];
@@ -88,7 +111,11 @@ export function liveEventRoutes(store: ObservedStore, stopping: AbortSignal): (r
       ctx.req.socket.setTimeout(0);
       ctx.req.socket.setNoDelay(true);
       ctx.respond = false;
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+      res.writeHead(200, {
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache',
+        'x-accel-buffering': 'no',
+      });
       const write = (text: string) => {
         if (res.writableEnded || res.destroyed) return;
         if (res.writableLength > MAX_BUFFERED) res.end();

@@ -42,9 +42,19 @@ export function versionView(config: Config, ingressUrl: string) {
  * reached, which the funnel answers 503.
  */
 /** The nodes sharing the store, as this node last saw them, and each partition's holder. */
-export type ClusterView = () => { nodeId: string; nodes: Array<{ nodeId: string; node: string }>; leases: Array<{ partition: number; nodeId: string | undefined }> };
+export type ClusterView = () => {
+  nodeId: string;
+  nodes: Array<{ nodeId: string; node: string }>;
+  leases: Array<{ partition: number; nodeId: string | undefined }>;
+};
 
-export function metaRoutes(router: Router, config: Config, ingressUrl: string, ready: () => Promise<void>, cluster?: ClusterView): void {
+export function metaRoutes(
+  router: Router,
+  config: Config,
+  ingressUrl: string,
+  ready: () => Promise<void>,
+  cluster?: ClusterView,
+): void {
   router.get('/health', async (ctx) => {
     await ready();
     sendEmpty(ctx, 200);
@@ -62,7 +72,11 @@ export function metaRoutes(router: Router, config: Config, ingressUrl: string, r
       address: n.node,
       partitions: view.leases.filter((l) => l.nodeId === n.nodeId).map((l) => l.partition),
     }));
-    sendJson(ctx, 200, { cluster_name: 'localcluster', metadata_cluster_health: { members: nodes.map((_, i) => i + 1) }, nodes });
+    sendJson(ctx, 200, {
+      cluster_name: 'localcluster',
+      metadata_cluster_health: { members: nodes.map((_, i) => i + 1) },
+      nodes,
+    });
   });
 
   router.get('/', (ctx) => sendEmpty(ctx, 308, { location: '/ui/' }));

@@ -26,12 +26,14 @@ export function decodeQueryRequest(doc: JsonDocument): string {
     return new AdminTextError(422, `${DESERIALIZE}${message} at line ${p.line} column ${p.column}`);
   };
   const root = doc.root;
-  if (root.kind !== 'object') throw fail(`invalid type: ${describeUnexpected(root)}, expected struct QueryRequest`, root.at);
+  if (root.kind !== 'object')
+    throw fail(`invalid type: ${describeUnexpected(root)}, expected struct QueryRequest`, root.at);
   let query: string | undefined;
   for (const [key, value] of root.entries) {
     if (key !== 'query') continue;
     if (query !== undefined) throw fail('duplicate field `query`', value.at);
-    if (value.kind !== 'string') throw fail(`query: invalid type: ${describeUnexpected(value)}, expected a string`, value.at);
+    if (value.kind !== 'string')
+      throw fail(`query: invalid type: ${describeUnexpected(value)}, expected a string`, value.at);
     query = value.value;
   }
   if (query === undefined) throw fail('missing field `query`', root.end);

@@ -20,7 +20,9 @@ const SHOWN_FIRE_TIMES = 5;
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : rfc3339Nanos(ms));
 
 export function scheduleView(s: PersistedSchedule, now = Date.now()) {
-  const coming = s.paused ? [] : nextFireTimes(fireTimesOfSchedule(s), Math.max(now, (s.next ?? now + 1) - 1), SHOWN_FIRE_TIMES);
+  const coming = s.paused
+    ? []
+    : nextFireTimes(fireTimesOfSchedule(s), Math.max(now, (s.next ?? now + 1) - 1), SHOWN_FIRE_TIMES);
   return {
     id: s.id,
     target: s.target,
@@ -39,7 +41,12 @@ export function scheduleView(s: PersistedSchedule, now = Date.now()) {
     last_fire_at: iso(s.lastFireAt),
     last_invocation_id: s.lastInvocationId,
     fires: s.fires,
-    recent_runs: s.recent.map((r) => ({ at: rfc3339Nanos(r.at), outcome: r.outcome, invocation_id: r.invocationId, error: r.error })),
+    recent_runs: s.recent.map((r) => ({
+      at: rfc3339Nanos(r.at),
+      outcome: r.outcome,
+      invocation_id: r.invocationId,
+      error: r.error,
+    })),
   };
 }
 
@@ -57,7 +64,9 @@ export function scheduleRoutes(router: Router, runtime: Runtime, registry: Regis
 
   router.post('/schedules/preview', (ctx) => {
     const spec = decodePreview(readJsonBody(ctx));
-    sendJson(ctx, 200, { next_fire_times: nextFireTimes(fireTimesOf(spec), Date.now(), SHOWN_FIRE_TIMES).map((t) => rfc3339Nanos(t)) });
+    sendJson(ctx, 200, {
+      next_fire_times: nextFireTimes(fireTimesOf(spec), Date.now(), SHOWN_FIRE_TIMES).map((t) => rfc3339Nanos(t)),
+    });
   });
   router.post('/schedules', async (ctx) => {
     sendJson(ctx, 201, scheduleView(await changed(decodeCreateSchedule(readJsonBody(ctx), registry))));
@@ -71,7 +80,11 @@ export function scheduleRoutes(router: Router, runtime: Runtime, registry: Regis
   });
   router.patch('/schedules/:id', async (ctx) => {
     const current = await existing(ctx.params['id'] ?? '');
-    sendJson(ctx, 200, scheduleView(await changed(decodeUpdateSchedule(readJsonBody(ctx), registry, current.id, current))));
+    sendJson(
+      ctx,
+      200,
+      scheduleView(await changed(decodeUpdateSchedule(readJsonBody(ctx), registry, current.id, current))),
+    );
   });
   router.delete('/schedules/:id', async (ctx) => {
     await runtime.changeSchedule({ type: 'delete', id: scheduleId(ctx.params['id'] ?? '') });

@@ -29,15 +29,24 @@ export interface ModifyServiceState {
 export function decodeModifyServiceState(doc: JsonDocument): ModifyServiceState {
   const fail = (path: string | undefined, message: string, at: number) => {
     const p = doc.position(at);
-    return new AdminTextError(422, `${DESERIALIZE}${path ? `${path}: ` : ''}${message} at line ${p.line} column ${p.column}`);
+    return new AdminTextError(
+      422,
+      `${DESERIALIZE}${path ? `${path}: ` : ''}${message} at line ${p.line} column ${p.column}`,
+    );
   };
   const root = doc.root;
-  if (root.kind !== 'object') throw fail(undefined, `invalid type: ${describeUnexpected(root)}, expected struct ModifyServiceStateRequest`, root.at);
+  if (root.kind !== 'object')
+    throw fail(
+      undefined,
+      `invalid type: ${describeUnexpected(root)}, expected struct ModifyServiceStateRequest`,
+      root.at,
+    );
   const seen = new Set<string>();
   const out: Partial<ModifyServiceState> = {};
   const optionalString = (name: string, node: JsonNode): string | undefined => {
     if (node.kind === 'null') return undefined;
-    if (node.kind !== 'string') throw fail(name, `invalid type: ${describeUnexpected(node)}, expected a string`, node.at);
+    if (node.kind !== 'string')
+      throw fail(name, `invalid type: ${describeUnexpected(node)}, expected a string`, node.at);
     return node.value;
   };
   for (const [key, value] of root.entries) {
@@ -45,7 +54,8 @@ export function decodeModifyServiceState(doc: JsonDocument): ModifyServiceState 
     if (seen.has(key)) throw fail(undefined, `duplicate field \`${key}\``, value.at);
     seen.add(key);
     if (key === 'object_key') {
-      if (value.kind !== 'string') throw fail(key, `invalid type: ${describeUnexpected(value)}, expected a string`, value.at);
+      if (value.kind !== 'string')
+        throw fail(key, `invalid type: ${describeUnexpected(value)}, expected a string`, value.at);
       out.objectKey = value.value;
     } else if (key === 'version') {
       const v = optionalString(key, value);
@@ -62,8 +72,12 @@ export function decodeModifyServiceState(doc: JsonDocument): ModifyServiceState 
   return out as ModifyServiceState;
 }
 
-function decodeState(node: JsonNode, fail: (path: string | undefined, message: string, at: number) => AdminTextError): Map<string, Uint8Array> {
-  if (node.kind !== 'object') throw fail('new_state', `invalid type: ${describeUnexpected(node)}, expected a map`, node.at);
+function decodeState(
+  node: JsonNode,
+  fail: (path: string | undefined, message: string, at: number) => AdminTextError,
+): Map<string, Uint8Array> {
+  if (node.kind !== 'object')
+    throw fail('new_state', `invalid type: ${describeUnexpected(node)}, expected a map`, node.at);
   const state = new Map<string, Uint8Array>();
   for (const [key, value] of node.entries) {
     const path = `new_state.${key}`;
@@ -71,8 +85,10 @@ function decodeState(node: JsonNode, fail: (path: string | undefined, message: s
       state.set(key, Buffer.from(value.value, 'utf8'));
     } else if (value.kind === 'array') {
       const bytes = value.items.map((item, i) => {
-        if (item.kind !== 'number' || !item.integer) throw fail(`${path}[${i}]`, `invalid type: ${describeUnexpected(item)}, expected u8`, item.at);
-        if (item.value < 0 || item.value > 255) throw fail(`${path}[${i}]`, `invalid value: ${describeUnexpected(item)}, expected u8`, item.at);
+        if (item.kind !== 'number' || !item.integer)
+          throw fail(`${path}[${i}]`, `invalid type: ${describeUnexpected(item)}, expected u8`, item.at);
+        if (item.value < 0 || item.value > 255)
+          throw fail(`${path}[${i}]`, `invalid value: ${describeUnexpected(item)}, expected u8`, item.at);
         return item.value;
       });
       state.set(key, Uint8Array.from(bytes));
@@ -87,7 +103,12 @@ function decodeState(node: JsonNode, fail: (path: string | undefined, message: s
  * Replaces the whole state of a key of `name`; resolves once the mutation is stored. Shared
  * with the admin's MCP endpoint (src/mcp/).
  */
-export async function modifyServiceState(runtime: Runtime, registry: Registry, name: string, body: ModifyServiceState): Promise<void> {
+export async function modifyServiceState(
+  runtime: Runtime,
+  registry: Registry,
+  name: string,
+  body: ModifyServiceState,
+): Promise<void> {
   const service = serviceNamed(registry, name);
   if (service.ty === 'Service') throw new AdminError(400, `Cannot modify state for service type ${service.ty}`);
   // A scope targets scoped state (§3.4): accepted whatever the features, as the reference does.

@@ -44,7 +44,8 @@ export function serviceRoutes(router: Router, registry: Registry, ingressUrl: st
     const service = lookup(ctx.params['service'] ?? '');
     const name = ctx.params['handler'] ?? '';
     const handler = service.handlers.find((h) => h.name === name);
-    if (!handler) throw new AdminError(404, `The requested handler '${name}' on service '${service.name}' does not exist`);
+    if (!handler)
+      throw new AdminError(404, `The requested handler '${name}' on service '${service.name}' does not exist`);
     sendJson(ctx, 200, handlerView(service, handler));
   });
 

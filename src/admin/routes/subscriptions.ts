@@ -17,14 +17,23 @@ import {
   type Subscription,
 } from '../../registry/extras.js';
 import type { Registry } from '../../registry/registry.js';
-import { decodeCreateCluster, decodeCreateSubscription, decodeUpdateCluster, subscriptionParam } from '../extras-requests.js';
+import {
+  decodeCreateCluster,
+  decodeCreateSubscription,
+  decodeUpdateCluster,
+  subscriptionParam,
+} from '../extras-requests.js';
 import { readJsonBody, sendEmpty, sendJson } from '../http-io.js';
 import { boolQuery } from '../requests.js';
 import { rfc3339Nanos } from '../../timestamps.js';
 
 /** `2026-11-22T01:46:46.688000000Z`: nanosecond precision, as the reference prints it. */
 
-const clusterView = (c: KafkaCluster) => ({ name: c.name, properties: c.properties, created_at: rfc3339Nanos(c.createdAt) });
+const clusterView = (c: KafkaCluster) => ({
+  name: c.name,
+  properties: c.properties,
+  created_at: rfc3339Nanos(c.createdAt),
+});
 const subscriptionView = (s: Subscription) => ({ id: s.id, source: s.source, sink: s.sink, options: s.options });
 
 function lastQuery(query: Record<string, string | string[] | undefined>, name: string): string | undefined {
@@ -49,7 +58,9 @@ export function subscriptionRoutes(router: Router, registry: Registry): void {
     const extras = registry.getExtras();
     const cluster = getCluster(extras, name);
     // The reference always has the list here (empty unless asked for); the CLI's `edit` and `patch` need it.
-    const subscriptions = include ? extras.subscriptions.filter((s) => parseSource(s.source)?.cluster === name).map(subscriptionView) : [];
+    const subscriptions = include
+      ? extras.subscriptions.filter((s) => parseSource(s.source)?.cluster === name).map(subscriptionView)
+      : [];
     sendJson(ctx, 200, { ...clusterView(cluster), subscriptions });
   });
 
@@ -71,7 +82,9 @@ export function subscriptionRoutes(router: Router, registry: Registry): void {
     const source = lastQuery(ctx.query, 'source');
     const subscriptions = registry
       .getExtras()
-      .subscriptions.filter((s) => (sink === undefined || s.sink === sink) && (source === undefined || s.source === source));
+      .subscriptions.filter(
+        (s) => (sink === undefined || s.sink === sink) && (source === undefined || s.source === source),
+      );
     sendJson(ctx, 200, { subscriptions: subscriptions.map(subscriptionView) });
   });
 

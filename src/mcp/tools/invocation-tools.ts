@@ -8,7 +8,17 @@ import { describeInvocation } from '../invocation-view.js';
 import { sqlRows, sqlString, type Rows } from '../sql.js';
 import { answer, READ_ONLY, tool, type Tool } from '../tool.js';
 
-const STATUSES = ['pending', 'scheduled', 'running', 'backing-off', 'suspended', 'paused', 'completed', 'succeeded', 'failed'] as const;
+const STATUSES = [
+  'pending',
+  'scheduled',
+  'running',
+  'backing-off',
+  'suspended',
+  'paused',
+  'completed',
+  'succeeded',
+  'failed',
+] as const;
 
 const LIST_COLUMNS =
   'id, target, status, completion_result, completion_failure, created_at, modified_at, scheduled_start_at, next_retry_at, retry_count, last_failure, invoked_by, invoked_by_id, idempotency_key';
@@ -37,17 +47,28 @@ function whereOf(f: ListFilter, now: number): string {
   if (f.status === 'succeeded') clauses.push("status = 'completed' AND completion_result = 'success'");
   else if (f.status === 'failed') clauses.push("status = 'completed' AND completion_result = 'failure'");
   else if (f.status !== undefined) clauses.push(`status = ${sqlString(f.status)}`);
-  const equal = { target_service_name: f.service, target_handler_name: f.handler, target_service_key: f.key, target: f.target };
-  for (const [column, value] of Object.entries(equal)) if (value !== undefined) clauses.push(`${column} = ${sqlString(value)}`);
+  const equal = {
+    target_service_name: f.service,
+    target_handler_name: f.handler,
+    target_service_key: f.key,
+    target: f.target,
+  };
+  for (const [column, value] of Object.entries(equal))
+    if (value !== undefined) clauses.push(`${column} = ${sqlString(value)}`);
   const epoch = (before: number) => (now - before) / 1000;
-  if (f.created_within !== undefined) clauses.push(`date_part('epoch', created_at) >= ${epoch(ms(f.created_within, 'created_within'))}`);
-  if (f.older_than !== undefined) clauses.push(`date_part('epoch', created_at) <= ${epoch(ms(f.older_than, 'older_than'))}`);
+  if (f.created_within !== undefined)
+    clauses.push(`date_part('epoch', created_at) >= ${epoch(ms(f.created_within, 'created_within'))}`);
+  if (f.older_than !== undefined)
+    clauses.push(`date_part('epoch', created_at) <= ${epoch(ms(f.older_than, 'older_than'))}`);
   return clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';
 }
 
 function listSummary(rows: Rows, more: boolean): string {
   if (rows.length === 0) return 'No invocations match.';
-  const lines = rows.map((r) => `${String(r['id'])} ${String(r['target'])} ${String(r['status'])}${r['completion_result'] ? ` (${String(r['completion_result'])})` : ''}`);
+  const lines = rows.map(
+    (r) =>
+      `${String(r['id'])} ${String(r['target'])} ${String(r['status'])}${r['completion_result'] ? ` (${String(r['completion_result'])})` : ''}`,
+  );
   return `${rows.length}${more ? '+' : ''} invocations, newest first:\n${lines.join('\n')}`;
 }
 
@@ -69,7 +90,10 @@ export function invocationTools(deps: McpDeps): Tool[] {
       },
       annotations: READ_ONLY,
       async run({ limit, ...filter }) {
-        const rows = await sqlRows(deps, `SELECT ${LIST_COLUMNS} FROM sys_invocation ${whereOf(filter, Date.now())} ORDER BY created_at DESC, id LIMIT ${limit + 1}`);
+        const rows = await sqlRows(
+          deps,
+          `SELECT ${LIST_COLUMNS} FROM sys_invocation ${whereOf(filter, Date.now())} ORDER BY created_at DESC, id LIMIT ${limit + 1}`,
+        );
         const more = rows.length > limit;
         const invocations = rows.slice(0, limit);
         return answer(listSummary(invocations, more), { invocations, more });
@@ -78,10 +102,16 @@ export function invocationTools(deps: McpDeps): Tool[] {
     tool('describe_invocation', {
       title: 'Describe an invocation',
       description:
-        "One invocation whole: its sys_invocation row (status, target, times, deployment), its path through the invocation machine (each transition; the machine itself is the resource redstate://machines/invocation), its last failure and failed attempts, its journal, who called it and whom it called (with their statuses), and its output once it succeeded.",
+        'One invocation whole: its sys_invocation row (status, target, times, deployment), its path through the invocation machine (each transition; the machine itself is the resource redstate://machines/invocation), its last failure and failed attempts, its journal, who called it and whom it called (with their statuses), and its output once it succeeded.',
       input: {
         invocation_id: z.string().describe('inv_…'),
-        journal_limit: z.number().int().min(0).max(10_000).default(200).describe('Journal entries shown, from the first'),
+        journal_limit: z
+          .number()
+          .int()
+          .min(0)
+          .max(10_000)
+          .default(200)
+          .describe('Journal entries shown, from the first'),
       },
       annotations: READ_ONLY,
       async run({ invocation_id, journal_limit }) {

@@ -12,7 +12,11 @@ const invocationId = z.string().describe('inv_…');
 const deployment = z.string().optional().describe('`latest`, `keep` or a deployment id (dp_…)');
 
 /** What each outcome means, in words. */
-const SAID: Record<OperatorOutcome, string> = { done: 'done', appended: 'delivered to the handler', noop: 'nothing to do' };
+const SAID: Record<OperatorOutcome, string> = {
+  done: 'done',
+  appended: 'delivered to the handler',
+  noop: 'nothing to do',
+};
 
 const ACTIONS = {
   cancel_invocation: {
@@ -24,7 +28,8 @@ const ACTIONS = {
   },
   kill_invocation: {
     title: 'Kill an invocation',
-    description: 'Ends the invocation at once, without running anything more of its handler; its caller gets 409 killed. Prefer cancel_invocation.',
+    description:
+      'Ends the invocation at once, without running anything more of its handler; its caller gets 409 killed. Prefer cancel_invocation.',
     run: (deps: McpDeps, id: string) => deps.runtime.operator.kill(id),
     destructive: true,
   },
@@ -71,7 +76,10 @@ export function operatorTools(deps: McpDeps): Tool[] {
       annotations: { ...ADDITIVE, idempotentHint: true },
       async run(args) {
         const id = invocationParam(args.invocation_id);
-        const outcome = await deps.runtime.operator.resume(id, args.deployment !== undefined ? deploymentChoice(args.deployment) : undefined);
+        const outcome = await deps.runtime.operator.resume(
+          id,
+          args.deployment !== undefined ? deploymentChoice(args.deployment) : undefined,
+        );
         return answer(`Resume: ${SAID[outcome]} (${id}).`, { invocation_id: id, outcome });
       },
     }),
@@ -91,7 +99,10 @@ export function operatorTools(deps: McpDeps): Tool[] {
           ...(args.from !== undefined ? { from: args.from } : {}),
           ...(args.deployment !== undefined ? { deployment: deploymentChoice(args.deployment) } : {}),
         });
-        return answer(`Restarted ${id} as ${newInvocationId}.`, { invocation_id: id, new_invocation_id: newInvocationId });
+        return answer(`Restarted ${id} as ${newInvocationId}.`, {
+          invocation_id: id,
+          new_invocation_id: newInvocationId,
+        });
       },
     }),
   ];

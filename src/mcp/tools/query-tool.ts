@@ -9,8 +9,12 @@ export function queryTool(deps: McpDeps): Tool[] {
     tool('query', {
       title: 'Query with SQL',
       description:
-        "One read-only SQL statement over the tables of POST /query: sys_invocation, sys_journal, sys_invocation_transitions, state, sys_service, sys_deployment, sys_inbox, sys_promise, sys_keyed_service_status and more (SHOW TABLES lists them). The same limits as /query apply (rows, bytes, time).",
-      input: { sql: z.string().describe("e.g. SELECT id, status FROM sys_invocation WHERE target_service_name = 'Cart' LIMIT 10") },
+        'One read-only SQL statement over the tables of POST /query: sys_invocation, sys_journal, sys_invocation_transitions, state, sys_service, sys_deployment, sys_inbox, sys_promise, sys_keyed_service_status and more (SHOW TABLES lists them). The same limits as /query apply (rows, bytes, time).',
+      input: {
+        sql: z
+          .string()
+          .describe("e.g. SELECT id, status FROM sys_invocation WHERE target_service_name = 'Cart' LIMIT 10"),
+      },
       annotations: READ_ONLY,
       async run({ sql }) {
         const rows = await sqlRows(deps, sql);

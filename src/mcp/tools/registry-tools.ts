@@ -21,8 +21,13 @@ export function registryTools(deps: McpDeps): Tool[] {
       input: { service: z.string().optional().describe('Only this service') },
       annotations: READ_ONLY,
       async run({ service }) {
-        const services = (service !== undefined ? [serviceNamed(registry, service)] : registry.listServices()).map(serviceView);
-        const summary = services.length === 0 ? 'No services registered.' : services.map((s) => `${s.name} (${s.ty}): ${s.handlers.map((h) => h.name).join(', ')}`).join('\n');
+        const services = (service !== undefined ? [serviceNamed(registry, service)] : registry.listServices()).map(
+          serviceView,
+        );
+        const summary =
+          services.length === 0
+            ? 'No services registered.'
+            : services.map((s) => `${s.name} (${s.ty}): ${s.handlers.map((h) => h.name).join(', ')}`).join('\n');
         return answer(summary, { services });
       },
     }),
@@ -33,7 +38,10 @@ export function registryTools(deps: McpDeps): Tool[] {
       input: {
         uri: z.string().describe('The endpoint, e.g. http://localhost:9080'),
         use_http_11: z.boolean().optional().describe('Request/response over HTTP/1.1 instead of HTTP/2 streams'),
-        additional_headers: z.record(z.string(), z.string()).optional().describe('Headers sent with every request to the endpoint'),
+        additional_headers: z
+          .record(z.string(), z.string())
+          .optional()
+          .describe('Headers sent with every request to the endpoint'),
         force: z.boolean().optional().describe('Discover again and replace a deployment at the same URI'),
         breaking: z.boolean().optional().describe('Allow incompatible changes of service types'),
         dry_run: z.boolean().optional().describe('Discover and answer only; store nothing'),
@@ -47,7 +55,13 @@ export function registryTools(deps: McpDeps): Tool[] {
           {
             uri,
             ...(args.use_http_11 !== undefined ? { useHttp11: args.use_http_11 } : {}),
-            ...(args.additional_headers ? { additionalHeaders: Object.fromEntries(Object.entries(args.additional_headers).map(([k, v]) => [k.toLowerCase(), v])) } : {}),
+            ...(args.additional_headers
+              ? {
+                  additionalHeaders: Object.fromEntries(
+                    Object.entries(args.additional_headers).map(([k, v]) => [k.toLowerCase(), v]),
+                  ),
+                }
+              : {}),
             ...(args.force !== undefined ? { force: args.force } : {}),
             ...(args.breaking !== undefined ? { breaking: args.breaking } : {}),
             ...(args.dry_run !== undefined ? { dryRun: args.dry_run } : {}),
@@ -56,7 +70,10 @@ export function registryTools(deps: McpDeps): Tool[] {
         );
         const view = registerResponseView(deployment);
         const what = args.dry_run ? 'Would register' : created ? 'Registered' : 'Already registered';
-        return answer(`${what} ${deployment.id} with ${view.services.map((s) => s.name).join(', ') || 'no services'}.`, { created, ...view });
+        return answer(
+          `${what} ${deployment.id} with ${view.services.map((s) => s.name).join(', ') || 'no services'}.`,
+          { created, ...view },
+        );
       },
     }),
     tool('health', {
@@ -77,7 +94,8 @@ export function registryTools(deps: McpDeps): Tool[] {
     }),
     tool('version', {
       title: 'Version',
-      description: "The Restate version this server speaks, the admin API versions, the ingress's address and the experimental features in force (GET /version).",
+      description:
+        "The Restate version this server speaks, the admin API versions, the ingress's address and the experimental features in force (GET /version).",
       input: {},
       annotations: READ_ONLY,
       async run() {

@@ -19,13 +19,26 @@
 import { storedService } from '../../model/state-owner.js';
 import { stateExpiryWrites } from '../../model/state-expiry.js';
 import { encodeFrame, FrameDecoder, type Frame } from '../../protocol/framing.js';
-import { decodeNotification, encodeProposeRunCompletionAck, isCommand, isNotification, messageName, MessageType } from '../../protocol/messages.js';
+import {
+  decodeNotification,
+  encodeProposeRunCompletionAck,
+  isCommand,
+  isNotification,
+  messageName,
+  MessageType,
+} from '../../protocol/messages.js';
 import type { InvocationStream, StreamHandlers, Transport } from '../../protocol/transport.js';
 import type { Registry } from '../../registry/registry.js';
 import type { HeldWrites } from '../../store/held-writes.js';
 import type { Store } from '../../store/types.js';
 import { ProtocolCode } from '../../errors.js';
-import { attemptEffects, attemptSteps, isStreaming, type AttemptEffect, type AttemptEvent } from '../../../machines/attempt.js';
+import {
+  attemptEffects,
+  attemptSteps,
+  isStreaming,
+  type AttemptEffect,
+  type AttemptEvent,
+} from '../../../machines/attempt.js';
 import type { InvocationContext, InvocationEvent } from '../../../machines/invocation.js';
 import type { SnapshotFrom } from 'xstate';
 import type { attemptMachine } from '../../../machines/attempt.js';
@@ -129,8 +142,16 @@ export class Attempt implements AttemptHandle {
     try {
       session = sessionFor(deps.registry, deps.enableProtocolV7, actor.id, context, actor.handler);
       actor.handler = session.handler;
-      this.span = startAttemptSpan({ invocationId: actor.id, target: context.target, attempt: context.retryCount + 1, deploymentId: session.deployment.id, parent: context.traceparent });
-      const stream = this.span ? { ...session.stream, headers: { ...session.stream.headers, traceparent: this.span.traceparent() } } : session.stream;
+      this.span = startAttemptSpan({
+        invocationId: actor.id,
+        target: context.target,
+        attempt: context.retryCount + 1,
+        deploymentId: session.deployment.id,
+        parent: context.traceparent,
+      });
+      const stream = this.span
+        ? { ...session.stream, headers: { ...session.stream.headers, traceparent: this.span.traceparent() } }
+        : session.stream;
       this.stream = deps.transport.open(stream, this.streamHandlers(session));
     } catch (err) {
       setupError = message(err);
@@ -147,7 +168,9 @@ export class Attempt implements AttemptHandle {
   }
 
   start(): void {
-    this.send(this.setupError === undefined ? { type: 'start' } : { type: 'broken', message: this.setupError, code: 500 });
+    this.send(
+      this.setupError === undefined ? { type: 'start' } : { type: 'broken', message: this.setupError, code: 500 },
+    );
   }
 
   /** Sends every notification stored since the last flush, in journal order. */
@@ -160,7 +183,10 @@ export class Attempt implements AttemptHandle {
       if (!isNotification(e.type)) continue;
       frames.push(
         this.acks.has(i)
-          ? encodeFrame(MessageType.ProposeRunCompletionAck, encodeProposeRunCompletionAck({ completionId: decodeNotification(e.payload).completionId ?? 0 }))
+          ? encodeFrame(
+              MessageType.ProposeRunCompletionAck,
+              encodeProposeRunCompletionAck({ completionId: decodeNotification(e.payload).completionId ?? 0 }),
+            )
           : encodeFrame(e.type, e.payload),
       );
     }
@@ -235,7 +261,10 @@ export class Attempt implements AttemptHandle {
    */
   private armInactivity(ms: number): void {
     clearTimeout(this.inactivityTimer);
-    this.inactivityTimer = setTimeout(() => (this.batchJobs > 0 ? this.armInactivity(ms) : this.send({ type: 'inactive' })), ms).unref();
+    this.inactivityTimer = setTimeout(
+      () => (this.batchJobs > 0 ? this.armInactivity(ms) : this.send({ type: 'inactive' })),
+      ms,
+    ).unref();
   }
 
   /** Whether this node may drive the SDK now: it holds the partition within its lease (store/tenure.ts). */
@@ -248,7 +277,9 @@ export class Attempt implements AttemptHandle {
       const { handler } = this.session!;
       const { target } = this.actor.context;
       const eager = target.key !== undefined && !handler.enableLazyState;
-      const state = eager ? await this.deps.store.readState(this.actor.partition, storedService(target), target.key!) : undefined;
+      const state = eager
+        ? await this.deps.store.readState(this.actor.partition, storedService(target), target.key!)
+        : undefined;
       if (this.over || this.actor.attempt !== this) return;
       // A node that woke up after its partition's lease ran out (paused, stalled) starts nothing:
       // the handler would run steps beside the new owner's attempt.
@@ -274,9 +305,18 @@ export class Attempt implements AttemptHandle {
   private streamHandlers(session: Session): StreamHandlers {
     return {
       onResponse: (status, headers) => {
-        if (status !== 200) this.send({ type: 'broken', message: `unexpected status ${status} from the deployment`, code: status === 415 ? 415 : 500 });
+        if (status !== 200)
+          this.send({
+            type: 'broken',
+            message: `unexpected status ${status} from the deployment`,
+            code: status === 415 ? 415 : 500,
+          });
         else if (headers['content-type'] !== session.contentType) {
-          this.send({ type: 'broken', message: `unexpected content-type '${String(headers['content-type'])}' from the deployment`, code: 500 });
+          this.send({
+            type: 'broken',
+            message: `unexpected content-type '${String(headers['content-type'])}' from the deployment`,
+            code: 500,
+          });
         }
       },
       onData: (chunk) => this.onData(chunk),
@@ -304,7 +344,11 @@ export class Attempt implements AttemptHandle {
     try {
       frames = this.decoder.push(chunk);
     } catch (err) {
-      this.send({ type: 'broken', message: `bad frame from the deployment: ${message(err)}`, code: ProtocolCode.protocolViolation });
+      this.send({
+        type: 'broken',
+        message: `bad frame from the deployment: ${message(err)}`,
+        code: ProtocolCode.protocolViolation,
+      });
       return;
     }
     if (frames.length === 0) return;
@@ -321,7 +365,10 @@ export class Attempt implements AttemptHandle {
     if (this.lingerTimer) return;
     this.lingerTimer = setTimeout(() => void this.queueBatch(), LINGER_MS);
     const { target } = this.actor.context;
-    if (target.key !== undefined) this.unhold = this.deps.held.hold(this.actor.partition, storedService(target), target.key, () => this.queueBatch());
+    if (target.key !== undefined)
+      this.unhold = this.deps.held.hold(this.actor.partition, storedService(target), target.key, () =>
+        this.queueBatch(),
+      );
   }
 
   /** Puts the received frames on the actor's queue as one batch; resolves once it is committed. */
@@ -347,10 +394,17 @@ export class Attempt implements AttemptHandle {
     this.nextBatch = undefined;
     if (this.over || this.actor.attempt !== this) return;
     const { target } = this.actor.context;
-    if (target.serviceTy !== 'Workflow' || target.key === undefined || !frames.some((f) => PROMISE_COMMANDS.has(f.type))) return this.commitBatch(frames);
+    if (
+      target.serviceTy !== 'Workflow' ||
+      target.key === undefined ||
+      !frames.some((f) => PROMISE_COMMANDS.has(f.type))
+    )
+      return this.commitBatch(frames);
     const { promises, store } = this.deps;
     const owner = storedService(target);
-    return promises.run(owner, target.key, () => this.commitBatch(frames, new PromiseChanges(store, this.actor.partition, owner, target.key!)));
+    return promises.run(owner, target.key, () =>
+      this.commitBatch(frames, new PromiseChanges(store, this.actor.partition, owner, target.key!)),
+    );
   }
 
   private async commitBatch(frames: Frame[], promises?: PromiseChanges): Promise<void> {
@@ -362,22 +416,32 @@ export class Attempt implements AttemptHandle {
       now,
       storedOutput: () => this.actor.journal.lastOutput(),
     });
-    if (this.span) for (const e of batch.entries.filter((x) => isCommand(x.type))) this.span.event(JournalEvent.newCommand, { [JournalEvent.commandType]: messageName(e.type) });
+    if (this.span)
+      for (const e of batch.entries.filter((x) => isCommand(x.type)))
+        this.span.event(JournalEvent.newCommand, { [JournalEvent.commandType]: messageName(e.type) });
     if (batch.ended) {
-      recordInvocationTask(batch.failed ? 'failed' : batch.events.some((e) => e.type === 'suspend') ? 'suspended' : 'completed', this.actor.partition);
+      recordInvocationTask(
+        batch.failed ? 'failed' : batch.events.some((e) => e.type === 'suspend') ? 'suspended' : 'completed',
+        this.actor.partition,
+      );
       if (batch.failed) this.span?.fail('the attempt failed');
       this.send({ type: 'ended' });
     }
     if (batch.entries.length === 0 && batch.events.length === 0) return;
     for (const offset of batch.acks) this.acks.add(journalAt + offset);
-    const events: InvocationEvent[] = this.pin ? [{ type: 'pinDeployment', deploymentId: this.pin, now }, ...batch.events] : batch.events;
+    const events: InvocationEvent[] = this.pin
+      ? [{ type: 'pinDeployment', deploymentId: this.pin, now }, ...batch.events]
+      : batch.events;
     this.pin = undefined;
     const { target } = this.actor.context;
     const service = storedService(target);
     const key = target.key;
     // Writing a key's state restarts its expiry clock, in the same commit (state_ttl).
     const ttl = this.session!.handler.stateTtl;
-    const expiry = batch.state.length > 0 && key !== undefined && ttl !== undefined ? stateExpiryWrites(target.service, key, target.scope, ttl, now) : undefined;
+    const expiry =
+      batch.state.length > 0 && key !== undefined && ttl !== undefined
+        ? stateExpiryWrites(target.service, key, target.scope, ttl, now)
+        : undefined;
     await this.actor.commit({
       events,
       entries: batch.entries,
@@ -385,7 +449,11 @@ export class Attempt implements AttemptHandle {
         timersAdd: expiry ? [...batch.timersAdd, expiry.timer] : batch.timersAdd,
         outboxAdd: batch.outboxAdd,
         ...(batch.state.length > 0 ? { state: [{ service, key: key ?? '', ops: batch.state }] } : {}),
-        records: [...(promises ? promises.writes() : []), ...batch.attachWaits.map((w) => attachWaitRecord(this.actor.id, w)), ...(expiry ? [expiry.record] : [])],
+        records: [
+          ...(promises ? promises.writes() : []),
+          ...batch.attachWaits.map((w) => attachWaitRecord(this.actor.id, w)),
+          ...(expiry ? [expiry.record] : []),
+        ],
       },
     });
     // Counted after the commit: entries stored with the failure came before it (Start field 7).

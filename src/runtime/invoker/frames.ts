@@ -45,7 +45,17 @@ export interface BatchContext {
 }
 
 export async function readBatch(frames: Frame[], ctx: BatchContext): Promise<Batch> {
-  const b: Batch = { entries: [], events: [], timersAdd: [], outboxAdd: [], state: [], attachWaits: [], acks: [], ended: false, failed: false };
+  const b: Batch = {
+    entries: [],
+    events: [],
+    timersAdd: [],
+    outboxAdd: [],
+    state: [],
+    attachWaits: [],
+    acks: [],
+    ended: false,
+    failed: false,
+  };
   for (const frame of frames) {
     if (b.ended) break;
     if (isCommand(frame.type) || isCustomEntry(frame.type)) await readCommand(frame, ctx, b);
@@ -55,7 +65,11 @@ export async function readBatch(frames: Frame[], ctx: BatchContext): Promise<Bat
 }
 
 function fail(b: Batch, ctx: BatchContext, failure: Omit<AttemptFailure, 'errorCode'>): void {
-  b.events.push({ type: 'attemptFailed', failure: { errorCode: RuntimeCode.retryableServiceError, ...failure }, now: ctx.now });
+  b.events.push({
+    type: 'attemptFailed',
+    failure: { errorCode: RuntimeCode.retryableServiceError, ...failure },
+    now: ctx.now,
+  });
   b.ended = true;
   b.failed = true;
 }
@@ -83,7 +97,9 @@ function readControl(frame: Frame, ctx: BatchContext, b: Batch): void {
   switch (frame.type) {
     case MessageType.ProposeRunCompletion: {
       const p = decodeProposeRunCompletion(frame.payload);
-      const n = p.failure ? { completionId: p.resultCompletionId, failure: p.failure } : { completionId: p.resultCompletionId, value: p.value ?? new Uint8Array() };
+      const n = p.failure
+        ? { completionId: p.resultCompletionId, failure: p.failure }
+        : { completionId: p.resultCompletionId, value: p.value ?? new Uint8Array() };
       b.entries.push({ type: MessageType.RunCompletionNotification, payload: encodeNotification(n) });
       if (ctx.protocolVersion >= 7 && (frame.flags & REQUESTED_ACK) !== 0) b.acks.push(b.entries.length - 1);
       return;
@@ -92,14 +108,23 @@ function readControl(frame: Frame, ctx: BatchContext, b: Batch): void {
       return;
     case MessageType.End: {
       const completion = completionOf(b.entries, ctx);
-      if (!completion) return fail(b, ctx, { code: ProtocolCode.protocolViolation, message: 'the SDK sent End without an Output command' });
+      if (!completion)
+        return fail(b, ctx, {
+          code: ProtocolCode.protocolViolation,
+          message: 'the SDK sent End without an Output command',
+        });
       b.events.push({ type: 'complete', completion, now: ctx.now });
       b.ended = true;
       return;
     }
     case MessageType.Suspension: {
       const s = decodeSuspension(frame.payload);
-      const awaiting = { completions: s.waitingCompletions, signals: s.waitingSignals, namedSignals: s.waitingNamedSignals, ...(s.awaitingOn ? { future: s.awaitingOn } : {}) };
+      const awaiting = {
+        completions: s.waitingCompletions,
+        signals: s.waitingSignals,
+        namedSignals: s.waitingNamedSignals,
+        ...(s.awaitingOn ? { future: s.awaitingOn } : {}),
+      };
       b.events.push({ type: 'suspend', awaiting, now: ctx.now });
       b.ended = true;
       return;
@@ -107,7 +132,10 @@ function readControl(frame: Frame, ctx: BatchContext, b: Batch): void {
     case MessageType.Error:
       return fail(b, ctx, failureOf(decodeError(frame.payload)));
     default:
-      fail(b, ctx, { code: ProtocolCode.protocolViolation, message: `unexpected message 0x${frame.type.toString(16)} from the SDK` });
+      fail(b, ctx, {
+        code: ProtocolCode.protocolViolation,
+        message: `unexpected message 0x${frame.type.toString(16)} from the SDK`,
+      });
   }
 }
 
@@ -129,7 +157,8 @@ function failureOf(e: ErrorMessage): Omit<AttemptFailure, 'errorCode'> {
 /** The invocation's result: the last Output command of this batch, else of the journal. */
 function completionOf(entries: JournalEntry[], ctx: BatchContext): Completion | undefined {
   let output: JournalEntry | undefined;
-  for (let i = entries.length - 1; i >= 0 && !output; i--) if (entries[i]!.type === MessageType.OutputCommand) output = entries[i];
+  for (let i = entries.length - 1; i >= 0 && !output; i--)
+    if (entries[i]!.type === MessageType.OutputCommand) output = entries[i];
   output ??= ctx.storedOutput();
   if (!output) return undefined;
   const o = decodeOutputCommand(output.payload);

@@ -22,15 +22,27 @@ export interface Session {
 }
 
 /** `admitted`: the handler the invocation was admitted with, used while the registry has not changed since. */
-export function sessionFor(registry: Registry, enableV7: boolean, id: string, context: InvocationContext, admitted?: EffectiveHandler): Session {
+export function sessionFor(
+  registry: Registry,
+  enableV7: boolean,
+  id: string,
+  context: InvocationContext,
+  admitted?: EffectiveHandler,
+): Session {
   const { target } = context;
-  const handler = admitted?.generation === registry.generation ? admitted : registry.resolveHandler(target.service, target.handler);
+  const handler =
+    admitted?.generation === registry.generation ? admitted : registry.resolveHandler(target.service, target.handler);
   if (!handler) throw new Error(`service '${target.service}' handler '${target.handler}' is not registered`);
-  const pinned = context.deploymentId !== undefined && context.deploymentId !== handler.deployment.id ? registry.getDeployment(context.deploymentId) : undefined;
+  const pinned =
+    context.deploymentId !== undefined && context.deploymentId !== handler.deployment.id
+      ? registry.getDeployment(context.deploymentId)
+      : undefined;
   const deployment = pinned ?? handler.deployment;
   const version = negotiatedVersion(deployment, enableV7);
   if (version === undefined) {
-    throw new Error(`deployment ${deployment.id} supports protocol v${deployment.minProtocolVersion}..v${deployment.maxProtocolVersion}, not v5..v${enableV7 ? 7 : 6}`);
+    throw new Error(
+      `deployment ${deployment.id} supports protocol v${deployment.minProtocolVersion}..v${deployment.maxProtocolVersion}, not v5..v${enableV7 ? 7 : 6}`,
+    );
   }
   const contentType = `application/vnd.restate.invocation.v${version}`;
   return {

@@ -30,7 +30,10 @@ export function startFrames(f: StartFacts): Buffer {
     durationSinceLastStoredEntry: f.durationSinceLastStoredEntry,
     randomSeed: randomSeed(f.id),
   });
-  return Buffer.concat([encodeFrame(MessageType.Start, start), ...f.journal.map((e) => encodeFrame(e.type, e.payload))]);
+  return Buffer.concat([
+    encodeFrame(MessageType.Start, start),
+    ...f.journal.map((e) => encodeFrame(e.type, e.payload)),
+  ]);
 }
 
 /** Stable per invocation, as every attempt must see the same seed (§7 field 9). */

@@ -48,7 +48,8 @@ export function transitionOf(w: StepWrites): Transition {
   const { caller, completion } = w.snapshot.context;
   for (const e of w.effects) {
     if (e.type === 'armTimer' && !w.forget) timersAdd.push({ ...timerOf[e.params.kind](w.id), dueAt: e.params.dueAt });
-    else if (e.type === 'respond' && caller && completion) outboxAdd.push({ id: `${w.id}:result`, body: resultMessage(caller, completion) });
+    else if (e.type === 'respond' && caller && completion)
+      outboxAdd.push({ id: `${w.id}:result`, body: resultMessage(caller, completion) });
   }
   if (w.forget) {
     return {
@@ -63,7 +64,9 @@ export function transitionOf(w: StepWrites): Transition {
   return {
     ...w.extra,
     partition: w.partition,
-    ...(w.snapshotChanged ? { invocations: [{ id: w.id, snapshot: persistInvocation(w.snapshot), active: w.snapshot.status !== 'done' }] } : {}),
+    ...(w.snapshotChanged
+      ? { invocations: [{ id: w.id, snapshot: persistInvocation(w.snapshot), active: w.snapshot.status !== 'done' }] }
+      : {}),
     ...(w.entries.length > 0 ? { journal: [{ id: w.id, at: w.journalAt, entries: w.entries }] } : {}),
     timersAdd,
     outboxAdd,
@@ -73,5 +76,10 @@ export function transitionOf(w: StepWrites): Transition {
 function resultMessage(caller: Caller, completion: Completion): OutboxBody {
   return 'ok' in completion
     ? { kind: 'complete', invocationId: caller.invocationId, completionId: caller.completionId, value: completion.ok }
-    : { kind: 'complete', invocationId: caller.invocationId, completionId: caller.completionId, failure: completion.failure };
+    : {
+        kind: 'complete',
+        invocationId: caller.invocationId,
+        completionId: caller.completionId,
+        failure: completion.failure,
+      };
 }

@@ -116,20 +116,44 @@ export class InvocationActor {
     this.stored = stored;
   }
 
-  static restore(ports: ActorPorts, partition: number, persisted: PersistedInvocation, entries: JournalEntry[]): InvocationActor {
-    return new InvocationActor(ports, persisted.context.id, partition, restoreInvocation(persisted), new JournalView(entries), true);
+  static restore(
+    ports: ActorPorts,
+    partition: number,
+    persisted: PersistedInvocation,
+    entries: JournalEntry[],
+  ): InvocationActor {
+    return new InvocationActor(
+      ports,
+      persisted.context.id,
+      partition,
+      restoreInvocation(persisted),
+      new JournalView(entries),
+      true,
+    );
   }
 
   /**
    * Creates and commits a new invocation with its first journal entries (Input), then starts
    * it. `handler`: the one it was admitted with, which its attempts use while it is current.
    */
-  static async create(ports: ActorPorts, partition: number, input: InvocationInput, entries: JournalEntry[], extra: ExtraWrites = {}, handler?: EffectiveHandler): Promise<InvocationActor> {
+  static async create(
+    ports: ActorPorts,
+    partition: number,
+    input: InvocationInput,
+    entries: JournalEntry[],
+    extra: ExtraWrites = {},
+    handler?: EffectiveHandler,
+  ): Promise<InvocationActor> {
     const [snapshot, actions] = invocationSteps.initial(input);
     const actor = new InvocationActor(ports, input.id, partition, snapshot, new JournalView(), false);
     actor.handler = handler;
     const init: SteppedEvent = { event: { type: 'xstate.init', now: input.now }, snapshot };
-    await actor.run(() => actor.store({ snapshot, effects: invocationEffects(actions), changed: true, steps: [init] }, { entries, write: extra }));
+    await actor.run(() =>
+      actor.store(
+        { snapshot, effects: invocationEffects(actions), changed: true, steps: [init] },
+        { entries, write: extra },
+      ),
+    );
     return actor;
   }
 
@@ -206,14 +230,16 @@ export class InvocationActor {
     this.unstored ??= { from: this.snapshot, steps: [] };
     this.unstored.steps.push(...steps);
     this.snapshot = snapshot;
-    if (effects.some((e) => e.type === 'startAttempt')) this.startAttempt(this.ports.newAttempt(this, snapshot.context));
+    if (effects.some((e) => e.type === 'startAttempt'))
+      this.startAttempt(this.ports.newAttempt(this, snapshot.context));
     if (effects.some((e) => e.type === 'requestLock')) this.ports.requestLock(this);
   }
 
   /** Redoes what the committed state asks for, after a rehydration. Call inside `run`. */
   async resume(): Promise<void> {
     if (this.status === 'running' && !this.attempt) this.startAttempt(this.ports.newAttempt(this, this.context));
-    else if (this.status === 'pending' && this.context.gated === true && this.context.slotHeld !== true) this.ports.requestSlot(this);
+    else if (this.status === 'pending' && this.context.gated === true && this.context.slotHeld !== true)
+      this.ports.requestSlot(this);
     else if (this.status === 'pending') this.ports.requestLock(this);
     else if (this.status === 'suspended' && this.context.awaiting && isSatisfied(this.context.awaiting, this.journal)) {
       await this.commit({ events: [{ type: 'wake', now: this.ports.now() }] });
@@ -247,7 +273,12 @@ export class InvocationActor {
     const { awaiting } = a.snapshot.context;
     if (a.snapshot.value !== 'suspended' || !awaiting || !isSatisfied(awaiting, this.journal)) return a;
     const woken = this.advance(a.snapshot, [{ type: 'wake', now: this.ports.now() }]);
-    return { snapshot: woken.snapshot, effects: [...a.effects, ...woken.effects], changed: true, steps: [...a.steps, ...woken.steps] };
+    return {
+      snapshot: woken.snapshot,
+      effects: [...a.effects, ...woken.effects],
+      changed: true,
+      steps: [...a.steps, ...woken.steps],
+    };
   }
 
   private async store(advanced: Advanced, step: Step): Promise<void> {
@@ -261,7 +292,10 @@ export class InvocationActor {
     for (const e of entries) this.journal.push(e);
     const { snapshot, effects, changed, steps } = this.wakeIfSatisfied(advanced);
     // In the same commit as the steps it records (design.md, "Visualisation").
-    const history = historyEntries(this.stored ? (this.unstored?.from ?? this.snapshot) : undefined, [...(this.unstored?.steps ?? []), ...steps]);
+    const history = historyEntries(this.stored ? (this.unstored?.from ?? this.snapshot) : undefined, [
+      ...(this.unstored?.steps ?? []),
+      ...steps,
+    ]);
     const tx: Transition = {
       ...transitionOf({
         id: this.id,
@@ -278,7 +312,9 @@ export class InvocationActor {
       ...(history.length > 0 && !step.forget ? { history: [{ id: this.id, entries: history }] } : {}),
     };
     const from = this.stored ? this.snapshot.value : undefined;
-    const next = effects.some((e) => e.type === 'startAttempt') ? this.ports.newAttempt(this, snapshot.context) : undefined;
+    const next = effects.some((e) => e.type === 'startAttempt')
+      ? this.ports.newAttempt(this, snapshot.context)
+      : undefined;
     let granted: string[];
     try {
       granted = await this.persist(tx, snapshot.context, effects);
@@ -296,7 +332,10 @@ export class InvocationActor {
       this.failuresSinceGrowth = 0;
       this.lastGrowthAt = this.ports.now();
     }
-    this.settle({ from, to: snapshot.value, effects, timers: tx.timersAdd ?? [], outbox: tx.outboxAdd ?? [], granted }, next);
+    this.settle(
+      { from, to: snapshot.value, effects, timers: tx.timersAdd ?? [], outbox: tx.outboxAdd ?? [], granted },
+      next,
+    );
   }
 
   /**
@@ -316,7 +355,10 @@ export class InvocationActor {
         this.partition,
         target.service,
         target.key,
-        (lock) => lock.change({ type: 'release', invocationId: this.id }, (c) => this.ports.store.commit({ ...t, records: [...(t.records ?? []), c.record] })),
+        (lock) =>
+          lock.change({ type: 'release', invocationId: this.id }, (c) =>
+            this.ports.store.commit({ ...t, records: [...(t.records ?? []), c.record] }),
+          ),
         target.scope,
       );
       return change.granted;

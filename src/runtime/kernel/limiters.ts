@@ -11,7 +11,14 @@
  * invocation takes both), never for an invocation's, so the actors cannot deadlock.
  * Limiters stay in memory: there is one per scope in use.
  */
-import { backlogFull, limiterEffects, limiterSteps, type FlowRule, type LimiterContext, type LimiterEvent } from '../../../machines/limiter.js';
+import {
+  backlogFull,
+  limiterEffects,
+  limiterSteps,
+  type FlowRule,
+  type LimiterContext,
+  type LimiterEvent,
+} from '../../../machines/limiter.js';
 import type { RecordWrite, Store } from '../../store/types.js';
 import { limiterWaiterKey, readScopeLimiter, RecordKind, type PersistedWaiter } from '../../model/persisted.js';
 import { persistLimiter, restoreLimiter, type LimiterSnapshot } from './snapshots.js';
@@ -92,7 +99,10 @@ export class LimiterActor extends RecordActor<LimiterSnapshot, SlotChange> {
    * `commit` must store the change's records with the caller's own writes. The in-memory
    * state moves only once that commit succeeded. Call inside `run`.
    */
-  async change(requests: LimiterRequest | LimiterRequest[], commit: (change: SlotChange) => Promise<void>): Promise<SlotChange> {
+  async change(
+    requests: LimiterRequest | LimiterRequest[],
+    commit: (change: SlotChange) => Promise<void>,
+  ): Promise<SlotChange> {
     this.checkFresh();
     const rules = this.deps.rules(this.scope);
     const now = this.deps.now();
@@ -110,10 +120,18 @@ export class LimiterActor extends RecordActor<LimiterSnapshot, SlotChange> {
     const waiters: RecordWrite[] = [
       ...next.context.waiting
         .filter((w) => !before.has(w.invocationId))
-        .map((slot): RecordWrite => ({ kind: RecordKind.limiterWaiter, key: limiterWaiterKey(this.scope, slot.invocationId), value: { seq: seq++, slot } satisfies PersistedWaiter })),
+        .map((slot): RecordWrite => ({
+          kind: RecordKind.limiterWaiter,
+          key: limiterWaiterKey(this.scope, slot.invocationId),
+          value: { seq: seq++, slot } satisfies PersistedWaiter,
+        })),
       ...[...before]
         .filter((id) => !after.has(id))
-        .map((id): RecordWrite => ({ kind: RecordKind.limiterWaiter, key: limiterWaiterKey(this.scope, id), value: null })),
+        .map((id): RecordWrite => ({
+          kind: RecordKind.limiterWaiter,
+          key: limiterWaiterKey(this.scope, id),
+          value: null,
+        })),
     ];
     const change: SlotChange = {
       record: { kind: RecordKind.limiter, key: this.scope, value: persistLimiter(next, seq), expect: this.stored },
@@ -132,7 +150,11 @@ export class LimiterActor extends RecordActor<LimiterSnapshot, SlotChange> {
 export const slotRecords = (c: SlotChange): RecordWrite[] => [c.record, ...c.waiters];
 
 /** A scope's limiter as stored (a fresh one when there is none): its snapshot, the head record as stored, the next waiter number. */
-async function loadLimiter(store: Store, partition: number, scope: string): Promise<{ snapshot: LimiterSnapshot; stored: unknown; nextSeq: number }> {
+async function loadLimiter(
+  store: Store,
+  partition: number,
+  scope: string,
+): Promise<{ snapshot: LimiterSnapshot; stored: unknown; nextSeq: number }> {
   const { head, stored, waiters } = await readScopeLimiter(store, partition, scope);
   if (head === undefined) return { snapshot: limiterSteps.initial({ scope })[0], stored: null, nextSeq: 0 };
   return { snapshot: restoreLimiter(head, waiters), stored, nextSeq: head.nextSeq };
@@ -148,7 +170,12 @@ export class Limiters {
   constructor(private readonly deps: LimitersDeps) {}
 
   /** Runs `job` on the scope's limiter, in its queue (`urgent`: before the ordinary jobs still waiting). */
-  async with<T>(partition: number, scope: string, job: (limiter: LimiterActor) => Promise<T>, urgent = false): Promise<T> {
+  async with<T>(
+    partition: number,
+    scope: string,
+    job: (limiter: LimiterActor) => Promise<T>,
+    urgent = false,
+  ): Promise<T> {
     const limiter = await this.get(partition, scope);
     return limiter.run(() => job(limiter), urgent);
   }
@@ -177,7 +204,9 @@ export class Limiters {
    * as the record's own transition; whoever got a slot is told.
    */
   async poke(partition: number, scope: string, request: LimiterRequest): Promise<void> {
-    const change = await this.with(partition, scope, (l) => l.change(request, (c) => this.deps.store.commit({ partition, records: slotRecords(c) })));
+    const change = await this.with(partition, scope, (l) =>
+      l.change(request, (c) => this.deps.store.commit({ partition, records: slotRecords(c) })),
+    );
     this.settled(partition, scope, change);
   }
 
@@ -188,13 +217,16 @@ export class Limiters {
     const armed = this.wakeups.get(scope);
     if (armed && armed.at <= change.wakeAt) return;
     if (armed) clearTimeout(armed.timer);
-    const timer = setTimeout(() => {
-      this.wakeups.delete(scope);
-      this.poke(partition, scope, { type: 'tick' }).then(
-        () => undefined,
-        (err: unknown) => this.deps.lost(partition, err),
-      );
-    }, Math.max(0, change.wakeAt - this.deps.now()));
+    const timer = setTimeout(
+      () => {
+        this.wakeups.delete(scope);
+        this.poke(partition, scope, { type: 'tick' }).then(
+          () => undefined,
+          (err: unknown) => this.deps.lost(partition, err),
+        );
+      },
+      Math.max(0, change.wakeAt - this.deps.now()),
+    );
     timer.unref();
     this.wakeups.set(scope, { at: change.wakeAt, timer });
   }

@@ -97,14 +97,18 @@ export class ObjectKeyActor extends RecordActor<ObjectKeySnapshot, LockChange> {
     this.checkFresh();
     const [next, actions] = objectKeySteps.next(this.snapshot, event);
     const change: LockChange = {
-      record: { kind: RecordKind.objectKey, key: objectRecordKey(this.service, this.key, this.scope), value: persistObjectKey(next), expect: this.stored },
+      record: {
+        kind: RecordKind.objectKey,
+        key: objectRecordKey(this.service, this.key, this.scope),
+        value: persistObjectKey(next),
+        expect: this.stored,
+      },
       granted: objectKeyEffects(actions).map((e) => e.params.invocationId),
     };
     const done = await this.apply(next, change, commit);
     if (this.isFree) this.freed();
     return done;
   }
-
 }
 
 /** Free keys kept in memory beyond this many are let go, least recently used first. */
@@ -128,14 +132,25 @@ export class ObjectLocks {
   constructor(
     private readonly store: Store,
     private readonly lost: (partition: number, err: unknown) => void = () => {},
-    private readonly freed: (partition: number, service: string, key: string, scope: string | undefined) => void = () => {},
+    private readonly freed: (
+      partition: number,
+      service: string,
+      key: string,
+      scope: string | undefined,
+    ) => void = () => {},
   ) {}
 
   /**
    * Runs `job` on the key's lock actor, in its queue; a job that reaches an actor after it left
    * memory runs on the one loaded in its place.
    */
-  async with<T>(partition: number, service: string, key: string, job: (lock: ObjectKeyActor) => Promise<T>, scope?: string): Promise<T> {
+  async with<T>(
+    partition: number,
+    service: string,
+    key: string,
+    job: (lock: ObjectKeyActor) => Promise<T>,
+    scope?: string,
+  ): Promise<T> {
     for (;;) {
       const lock = await this.get(partition, service, key, scope);
       try {
@@ -157,7 +172,8 @@ export class ObjectLocks {
     }
     return this.loading.run(id, async () => {
       const stored = await this.store.getRecord(partition, RecordKind.objectKey, id);
-      const snapshot = stored !== undefined ? restoreObjectKey(readObjectKey(stored)) : objectKeySteps.initial({ service, key })[0];
+      const snapshot =
+        stored !== undefined ? restoreObjectKey(readObjectKey(stored)) : objectKeySteps.initial({ service, key })[0];
       const actor = new ObjectKeyActor(
         service,
         key,

@@ -16,7 +16,10 @@ export function completionResult(completion: Completion): Pick<Notification, 'va
 }
 
 /** A notification result carried by an outbox message (base64 value, failure, or nothing: void). */
-export function messageResult(body: { value?: string; failure?: Notification['failure'] }): Pick<Notification, 'value' | 'failure' | 'void'> {
+export function messageResult(body: {
+  value?: string;
+  failure?: Notification['failure'];
+}): Pick<Notification, 'value' | 'failure' | 'void'> {
   if (body.failure) return { failure: body.failure };
   if (body.value !== undefined) return { value: Buffer.from(body.value, 'base64') };
   return { void: true };

@@ -26,7 +26,12 @@ function failureOf(f: AttemptFailure): HistoryFailure {
   return {
     code: f.code,
     message: f.message,
-    ...(f.stacktrace ? { stacktrace: f.stacktrace.length > MAX_STACKTRACE ? `${f.stacktrace.slice(0, MAX_STACKTRACE)}\n…` : f.stacktrace } : {}),
+    ...(f.stacktrace
+      ? {
+          stacktrace:
+            f.stacktrace.length > MAX_STACKTRACE ? `${f.stacktrace.slice(0, MAX_STACKTRACE)}\n…` : f.stacktrace,
+        }
+      : {}),
     ...(f.relatedCommandIndex !== undefined ? { relatedCommandIndex: f.relatedCommandIndex } : {}),
     ...(f.relatedCommandName ? { relatedCommandName: f.relatedCommandName } : {}),
     ...(f.errorCode ? { errorCode: f.errorCode } : {}),

@@ -46,7 +46,12 @@ export class ActorCache {
       const partition = this.partitionOf(id);
       const persisted = await this.stored(id);
       if (!persisted || persisted.value === 'completed') return undefined;
-      const actor = InvocationActor.restore(this.ports, partition, persisted, await this.store.readJournal(partition, id));
+      const actor = InvocationActor.restore(
+        this.ports,
+        partition,
+        persisted,
+        await this.store.readJournal(partition, id),
+      );
       this.add(actor);
       return actor;
     });
@@ -69,7 +74,10 @@ export class ActorCache {
    * needed; `found: false` when the invocation is completed or unknown. A job that reaches an
    * actor after it left memory runs on the one loaded in its place.
    */
-  async with<T>(id: string, job: (actor: InvocationActor) => Promise<T>): Promise<{ found: true; value: T } | { found: false }> {
+  async with<T>(
+    id: string,
+    job: (actor: InvocationActor) => Promise<T>,
+  ): Promise<{ found: true; value: T } | { found: false }> {
     for (;;) {
       const actor = await this.get(id);
       if (!actor) return { found: false };

@@ -65,11 +65,18 @@ export interface AdmissionDeps {
  * Admits a request. `handler`: the one the caller already resolved (the ingress checks the
  * target against it), else it is looked up here.
  */
-export function admit(deps: AdmissionDeps, req: InvokeRequest, handler = deps.registry.resolveHandler(req.target.service, req.target.handler)): Admission {
+export function admit(
+  deps: AdmissionDeps,
+  req: InvokeRequest,
+  handler = deps.registry.resolveHandler(req.target.service, req.target.handler),
+): Admission {
   const now = deps.now();
   const workflowRun = isRunOfWorkflow(req, handler);
   const derived = derivedId(req, handler);
-  const id = req.invocationId ?? derived ?? invocationIdToString(newInvocationId(targetPartitionKey(req.target) ?? partitionKeyHere(deps)));
+  const id =
+    req.invocationId ??
+    derived ??
+    invocationIdToString(newInvocationId(targetPartitionKey(req.target) ?? partitionKeyHere(deps)));
   const delayed = req.executeAt !== undefined && req.executeAt > now;
   const bounded = req.target.scope !== undefined && !delayed && req.invokedBy === 'ingress';
   return {
@@ -78,7 +85,12 @@ export function admit(deps: AdmissionDeps, req: InvokeRequest, handler = deps.re
     once: derived !== undefined,
     workflowRun,
     input: inputOf(id, req, handler, now, delayed),
-    entries: req.journal ?? [{ type: MessageType.InputCommand, payload: encodeInputCommand({ headers: req.headers, value: req.input, name: '' }) }],
+    entries: req.journal ?? [
+      {
+        type: MessageType.InputCommand,
+        payload: encodeInputCommand({ headers: req.headers, value: req.input, name: '' }),
+      },
+    ],
     delayed,
     ...(bounded ? { bounded } : {}),
     ...(handler ? { handler } : {}),
@@ -94,7 +106,9 @@ function isRunOfWorkflow(req: InvokeRequest, handler: EffectiveHandler | undefin
 export function derivedId(req: InvokeRequest, handler: EffectiveHandler | undefined): string | undefined {
   const { service, handler: name, key, scope } = req.target;
   if (isRunOfWorkflow(req, handler)) return workflowRunId(service, key!, scope);
-  return req.idempotencyKey === undefined ? undefined : idempotentInvocationId(service, key, name, req.idempotencyKey, scope);
+  return req.idempotencyKey === undefined
+    ? undefined
+    : idempotentInvocationId(service, key, name, req.idempotencyKey, scope);
 }
 
 /**
@@ -128,7 +142,13 @@ export function isExclusive(handler: EffectiveHandler): boolean {
   return isWorkflowRun(handler);
 }
 
-function inputOf(id: string, req: InvokeRequest, handler: EffectiveHandler | undefined, now: number, delayed: boolean): InvocationInput {
+function inputOf(
+  id: string,
+  req: InvokeRequest,
+  handler: EffectiveHandler | undefined,
+  now: number,
+  delayed: boolean,
+): InvocationInput {
   const exclusive = handler !== undefined && isExclusive(handler) && req.target.key !== undefined;
   const idempotencyKey = req.idempotencyKey ?? req.autoIdempotencyKey;
   // Pinned now unless it starts later: the first attempt would pin the same deployment, and

@@ -35,12 +35,17 @@ export class Attachments {
   /** The target's committed outcome; an undelivered callee is pending. */
   async outcomeOf(id: string): Promise<TargetOutcome> {
     const stored = await this.deps.actors.persisted(id);
-    if (stored) return stored.context.completion ? { state: 'completed', completion: stored.context.completion } : { state: 'pending' };
+    if (stored)
+      return stored.context.completion
+        ? { state: 'completed', completion: stored.context.completion }
+        : { state: 'pending' };
     if (this.deps.delivery.isUndelivered(id)) return { state: 'pending' };
     // Delivered between the two looks: it is stored by now.
     const again = await this.deps.actors.stored(id);
     if (!again) return { state: 'missing' };
-    return again.context.completion ? { state: 'completed', completion: again.context.completion } : { state: 'pending' };
+    return again.context.completion
+      ? { state: 'completed', completion: again.context.completion }
+      : { state: 'pending' };
   }
 
   /** A stored Attach command waits for its target: answer it when the target completes. */
@@ -59,7 +64,9 @@ export class Attachments {
       }
       this.watching.delete(key);
     };
-    answer().catch((err: unknown) => this.deps.retry.later(`invocation ${callerId}: attach to ${targetId}`, err, answer));
+    answer().catch((err: unknown) =>
+      this.deps.retry.later(`invocation ${callerId}: attach to ${targetId}`, err, answer),
+    );
   }
 
   /** Recovery: the waits of this partition whose answer is not stored yet. */
@@ -76,8 +83,15 @@ export class Attachments {
     await this.deps.delivery.whenCreated(targetId);
     const done = await this.deps.invocations.attach(targetId);
     const result = done ? completionResult(done.completion) : { failure: NOT_FOUND };
-    const record = { records: [{ kind: RecordKind.attachWait, key: attachWaitKey(callerId, completionId), value: null }] };
-    const stored = await this.deps.delivery.notify(callerId, MessageType.AttachInvocationCompletionNotification, { completionId, ...result }, record);
+    const record = {
+      records: [{ kind: RecordKind.attachWait, key: attachWaitKey(callerId, completionId), value: null }],
+    };
+    const stored = await this.deps.delivery.notify(
+      callerId,
+      MessageType.AttachInvocationCompletionNotification,
+      { completionId, ...result },
+      record,
+    );
     // The caller ended meanwhile (killed, purged): nobody waits any more.
     if (!stored) await this.deps.store.commit({ partition: this.deps.actors.partitionOf(callerId), ...record });
   }

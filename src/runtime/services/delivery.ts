@@ -63,7 +63,8 @@ export class Delivery {
     // Callees first: a signal in the same batch (a handler cancelling what it just sent) waits for them.
     for (const m of messages) {
       const body = m.body as OutboxBody;
-      if (body.kind === 'invoke' && !this.undelivered.has(body.invocationId)) this.undelivered.set(body.invocationId, []);
+      if (body.kind === 'invoke' && !this.undelivered.has(body.invocationId))
+        this.undelivered.set(body.invocationId, []);
     }
     for (const m of messages) {
       const key = `${partition}/${m.id}`;
@@ -78,7 +79,8 @@ export class Delivery {
           await this.attempt(partition, m);
         } catch (err) {
           // The sending partition moved to another node, whose recovery delivers the message.
-          if (!(err instanceof Fenced && err.partition === partition && !this.deps.placement.owns(partition))) throw err;
+          if (!(err instanceof Fenced && err.partition === partition && !this.deps.placement.owns(partition)))
+            throw err;
         }
         done();
       };
@@ -114,7 +116,10 @@ export class Delivery {
       if (isSignal && !actor.hasTag('signallable')) return false;
       if (await this.delivered(actor.journal, n, once)) return true;
       const mark = once ? [{ kind: RecordKind.signalDelivery, key: once.messageId, value: true }] : [];
-      await actor.commit({ entries: [{ type, payload: encodeNotification(n) }], write: { ...write, records: [...(write?.records ?? []), ...mark] } });
+      await actor.commit({
+        entries: [{ type, payload: encodeNotification(n) }],
+        write: { ...write, records: [...(write?.records ?? []), ...mark] },
+      });
       return true;
     });
     return r.found && r.value;
@@ -123,7 +128,10 @@ export class Delivery {
   private async delivered(journal: JournalView, n: Notification, once: DeliveryMark | undefined): Promise<boolean> {
     if (n.completionId !== undefined) return journal.completions.has(n.completionId);
     if (n.signalId !== undefined) return journal.signals.has(n.signalId);
-    return once !== undefined && (await this.deps.store.getRecord(once.partition, RecordKind.signalDelivery, once.messageId)) !== undefined;
+    return (
+      once !== undefined &&
+      (await this.deps.store.getRecord(once.partition, RecordKind.signalDelivery, once.messageId)) !== undefined
+    );
   }
 
   private async attempt(partition: number, message: OutboxMessage): Promise<void> {
@@ -146,9 +154,13 @@ export class Delivery {
   async here(op: RemoteDelivery, message: OutboxMessage): Promise<void> {
     const body = message.body as OutboxBody;
     const target = this.deps.actors.partitionOf(body.invocationId);
-    if (!this.deps.placement.owns(target)) throw new Fenced(target, 'the message reached a node that does not own its target');
+    if (!this.deps.placement.owns(target))
+      throw new Fenced(target, 'the message reached a node that does not own its target');
     if (op === 'forget') {
-      await this.deps.store.commit({ partition: target, records: [{ kind: RecordKind.signalDelivery, key: message.id, value: null }] });
+      await this.deps.store.commit({
+        partition: target,
+        records: [{ kind: RecordKind.signalDelivery, key: message.id, value: null }],
+      });
       return;
     }
     switch (body.kind) {
@@ -156,7 +168,10 @@ export class Delivery {
         await this.invoke(body);
         break;
       case 'complete':
-        await this.notify(body.invocationId, body.notificationType ?? MessageType.CallCompletionNotification, { completionId: body.completionId, ...messageResult(body) });
+        await this.notify(body.invocationId, body.notificationType ?? MessageType.CallCompletionNotification, {
+          completionId: body.completionId,
+          ...messageResult(body),
+        });
         break;
       case 'signal':
         await this.signal(body, message.id);
@@ -170,7 +185,13 @@ export class Delivery {
     const result = messageResult(body);
     if (body.signalName !== undefined) {
       const once = { partition: this.deps.actors.partitionOf(body.invocationId), messageId };
-      await this.notify(body.invocationId, MessageType.SignalNotification, { signalName: body.signalName, ...result }, undefined, once);
+      await this.notify(
+        body.invocationId,
+        MessageType.SignalNotification,
+        { signalName: body.signalName, ...result },
+        undefined,
+        once,
+      );
     } else if (body.signalId === CANCEL_SIGNAL) {
       // Restate treats a CANCEL sent by a handler (ctx.cancel) as an operator's cancel: an
       // invocation that has not started yet is then never run.
@@ -192,25 +213,36 @@ export class Delivery {
     if (existing) {
       // Created by this very message before (a redelivery), or a one-way send: nothing to do.
       const c = existing.context.caller;
-      if (!body.caller || (c?.invocationId === body.caller.invocationId && c.completionId === body.caller.completionId)) return;
-      return this.answerCallToExisting(body.caller, body.invocationId, isWorkflowRunContext({ target: body.target, exclusive: existing.context.exclusive }));
+      if (!body.caller || (c?.invocationId === body.caller.invocationId && c.completionId === body.caller.completionId))
+        return;
+      return this.answerCallToExisting(
+        body.caller,
+        body.invocationId,
+        isWorkflowRunContext({ target: body.target, exclusive: existing.context.exclusive }),
+      );
     }
     const handler = this.deps.registry.resolveHandler(body.target.service, body.target.handler);
     if (!handler) throw new Error(`callee ${body.target.service}/${body.target.handler} is not registered`);
-    const created = await this.deps.invocations.create(this.deps.admit({
-      target: body.target,
-      input: Buffer.from(body.input, 'base64'),
-      headers: body.headers,
-      retryPolicy: handler.retryPolicy,
-      invokedBy: 'service',
-      invocationId: body.invocationId,
-      ...(body.caller ? { caller: body.caller } : {}),
-      ...(body.parent ? { parent: body.parent } : {}),
-      ...(body.executeAt !== undefined ? { executeAt: body.executeAt } : {}),
-      ...(body.idempotencyKey !== undefined ? { idempotencyKey: body.idempotencyKey } : {}),
-    }, handler));
+    const created = await this.deps.invocations.create(
+      this.deps.admit(
+        {
+          target: body.target,
+          input: Buffer.from(body.input, 'base64'),
+          headers: body.headers,
+          retryPolicy: handler.retryPolicy,
+          invokedBy: 'service',
+          invocationId: body.invocationId,
+          ...(body.caller ? { caller: body.caller } : {}),
+          ...(body.parent ? { parent: body.parent } : {}),
+          ...(body.executeAt !== undefined ? { executeAt: body.executeAt } : {}),
+          ...(body.idempotencyKey !== undefined ? { idempotencyKey: body.idempotencyKey } : {}),
+        },
+        handler,
+      ),
+    );
     // Another caller created it between the check above and this creation.
-    if (created.previous && body.caller) await this.answerCallToExisting(body.caller, body.invocationId, isWorkflowRun(handler));
+    if (created.previous && body.caller)
+      await this.answerCallToExisting(body.caller, body.invocationId, isWorkflowRun(handler));
   }
 
   /**
@@ -222,14 +254,27 @@ export class Delivery {
   private async answerCallToExisting(caller: Caller, targetId: string, workflowRun: boolean): Promise<void> {
     const result = workflowRun
       ? { failure: { code: 409, message: 'the workflow method was already invoked' } }
-      : await this.deps.invocations.attach(targetId).then((done) => (done ? completionResult(done.completion) : { failure: NOT_FOUND }));
-    const answer: OutboxBody = { kind: 'complete', invocationId: caller.invocationId, completionId: caller.completionId, ...bodyResult(result) };
-    await this.route(this.deps.actors.partitionOf(caller.invocationId), 'deliver', { id: `answer:${targetId}:${caller.invocationId}:${caller.completionId}`, body: answer });
+      : await this.deps.invocations
+          .attach(targetId)
+          .then((done) => (done ? completionResult(done.completion) : { failure: NOT_FOUND }));
+    const answer: OutboxBody = {
+      kind: 'complete',
+      invocationId: caller.invocationId,
+      completionId: caller.completionId,
+      ...bodyResult(result),
+    };
+    await this.route(this.deps.actors.partitionOf(caller.invocationId), 'deliver', {
+      id: `answer:${targetId}:${caller.invocationId}:${caller.completionId}`,
+      body: answer,
+    });
   }
 }
 
 /** A notification result as an outbox message carries it (base64 value). */
-function bodyResult(result: Pick<Notification, 'value' | 'failure'>): { value?: string; failure?: Notification['failure'] } {
+function bodyResult(result: Pick<Notification, 'value' | 'failure'>): {
+  value?: string;
+  failure?: Notification['failure'];
+} {
   if (result.failure) return { failure: result.failure };
   return result.value !== undefined ? { value: Buffer.from(result.value).toString('base64') } : {};
 }

@@ -43,7 +43,8 @@ export class Invocations {
   async create(a: Admission): Promise<InvokeResult> {
     if (!a.once) return this.createNew(a);
     return this.creating.run(a.id, async () => {
-      if (this.deps.actors.has(a.id) || (await this.deps.actors.stored(a.id))) return a.ownIfFound ? this.created(a) : { invocationId: a.id, previous: true };
+      if (this.deps.actors.has(a.id) || (await this.deps.actors.stored(a.id)))
+        return a.ownIfFound ? this.created(a) : { invocationId: a.id, previous: true };
       return this.createNew(a);
     });
   }
@@ -51,7 +52,11 @@ export class Invocations {
   /** The answer to creating it: its id, and when it starts if it was asked to start later. */
   private created(a: Admission): InvokeResult {
     const { executeAt, now } = a.input;
-    return { invocationId: a.id, previous: false, ...(executeAt !== undefined ? { executeAt: Math.max(executeAt, now) } : {}) };
+    return {
+      invocationId: a.id,
+      previous: false,
+      ...(executeAt !== undefined ? { executeAt: Math.max(executeAt, now) } : {}),
+    };
   }
 
   /**
@@ -111,7 +116,9 @@ export class Invocations {
   private async createNew(a: Admission): Promise<InvokeResult> {
     const { input, partition, entries } = a;
     // Refused before anything is stored when its scope's backlog is full.
-    const takeBack = a.bounded ? await this.deps.backlog.reserve(partition, input.target.scope!, a.id, input.limitKey) : undefined;
+    const takeBack = a.bounded
+      ? await this.deps.backlog.reserve(partition, input.target.scope!, a.id, input.limitKey)
+      : undefined;
     try {
       // A scoped invocation asks its scope for a slot once it is stored (machines/invocation.ts
       // `requestSlot`), and takes its key's lock only once it has one.
@@ -138,7 +145,14 @@ export class Invocations {
       async (lock) => {
         let created: InvocationActor | undefined;
         await lock.change({ type: 'acquire', invocationId: input.id }, async (change) => {
-          created = await InvocationActor.create(this.deps.ports, partition, { ...input, lockHeld: change.granted.includes(input.id) }, entries, { records: [change.record] }, a.handler);
+          created = await InvocationActor.create(
+            this.deps.ports,
+            partition,
+            { ...input, lockHeld: change.granted.includes(input.id) },
+            entries,
+            { records: [change.record] },
+            a.handler,
+          );
           // Known before the key's queue moves on, so a grant finds this actor, not a second copy.
           if (created.status !== 'completed') this.deps.actors.add(created);
         });

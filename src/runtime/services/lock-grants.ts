@@ -24,23 +24,40 @@ export class LockGrants {
 
   /** Queues a `pending` invocation for its key's lock (acquiring is idempotent); runs it if it holds the lock already. */
   request(actor: InvocationActor): void {
-    this.queue(actor).catch((err: unknown) => this.deps.retry.later(`invocation ${actor.id}: queue for its key`, err, () => this.resume(actor.id), actor.partition));
+    this.queue(actor).catch((err: unknown) =>
+      this.deps.retry.later(
+        `invocation ${actor.id}: queue for its key`,
+        err,
+        () => this.resume(actor.id),
+        actor.partition,
+      ),
+    );
   }
 
   /** The key's lock passed to this id in a committed change: let it run. */
   granted(id: string): void {
     if (this.deps.mutations.owns(id)) return this.deps.mutations.granted(id);
-    this.start(id).catch((err: unknown) => this.deps.retry.later(`invocation ${id}: start after its lock was granted`, err, () => this.start(id)));
+    this.start(id).catch((err: unknown) =>
+      this.deps.retry.later(`invocation ${id}: start after its lock was granted`, err, () => this.start(id)),
+    );
   }
 
   private async queue(actor: InvocationActor): Promise<void> {
     const { service, key, scope } = actor.context.target;
-    const holds = await this.deps.locks.with(actor.partition, service, key!, async (lock) => {
-      if (!lock.has(actor.id)) {
-        await lock.change({ type: 'acquire', invocationId: actor.id }, (change) => this.deps.store.commit({ partition: actor.partition, records: [change.record] }));
-      }
-      return lock.holder === actor.id;
-    }, scope);
+    const holds = await this.deps.locks.with(
+      actor.partition,
+      service,
+      key!,
+      async (lock) => {
+        if (!lock.has(actor.id)) {
+          await lock.change({ type: 'acquire', invocationId: actor.id }, (change) =>
+            this.deps.store.commit({ partition: actor.partition, records: [change.record] }),
+          );
+        }
+        return lock.holder === actor.id;
+      },
+      scope,
+    );
     if (holds) this.granted(actor.id);
   }
 

@@ -20,10 +20,27 @@ export function observeCommit(log: Logger, actor: InvocationActor, done: Committ
   if (!failure && !(done.to === 'completed' && c.completion && 'failure' in c.completion)) return;
   const fields = {
     ...invocationFields(actor.id, c.target),
-    ...(failure ? { [LogField.errorCode]: failure.errorCode ?? String(failure.code), [LogField.errorMessage]: failure.message, retry_count: c.retryCount } : {}),
+    ...(failure
+      ? {
+          [LogField.errorCode]: failure.errorCode ?? String(failure.code),
+          [LogField.errorMessage]: failure.message,
+          retry_count: c.retryCount,
+        }
+      : {}),
   };
-  if (done.to === 'backingOff') log.warn({ ...fields, retry_in_ms: Math.max(0, (c.nextRetryAt ?? c.modifiedAt) - c.modifiedAt) }, 'attempt failed, retrying');
+  if (done.to === 'backingOff')
+    log.warn(
+      { ...fields, retry_in_ms: Math.max(0, (c.nextRetryAt ?? c.modifiedAt) - c.modifiedAt) },
+      'attempt failed, retrying',
+    );
   else if (done.to === 'paused') log.warn(fields, 'attempt failed, invocation paused');
   else if (failure) log.warn(fields, 'attempt failed, invocation failed for good');
-  else log.info({ ...fields, [LogField.errorMessage]: c.completion && 'failure' in c.completion ? c.completion.failure.message : undefined }, 'invocation ended with a failure');
+  else
+    log.info(
+      {
+        ...fields,
+        [LogField.errorMessage]: c.completion && 'failure' in c.completion ? c.completion.failure.message : undefined,
+      },
+      'invocation ended with a failure',
+    );
 }

@@ -58,7 +58,12 @@ const deploymentNotFound = (id: string) => new NotFound(`The requested deploymen
  * Live (non-completed) invocations go through `live`, inside their queue; a completed one
  * answers 409 with `completedText` ("was already completed.", ...).
  */
-async function withInvocation(rt: OperatorDeps, id: string, completedText: string, live: (host: InvocationActor) => Promise<Outcome>): Promise<Outcome> {
+async function withInvocation(
+  rt: OperatorDeps,
+  id: string,
+  completedText: string,
+  live: (host: InvocationActor) => Promise<Outcome>,
+): Promise<Outcome> {
   const completed = () => new Conflict(`The invocation '${id}' ${completedText}`);
   const r = await rt.actors.with(id, (host) => {
     if (host.status === 'completed') throw completed();
@@ -82,7 +87,11 @@ async function completedInvocation(rt: OperatorDeps, id: string, runningText: st
  * `terminate_inboxed_invocation` do: its caller (and whoever attached) gets the failure, and
  * the invocation is deleted in the same commit, so attach and output answer 404 afterwards.
  */
-async function forget(rt: OperatorDeps, host: InvocationActor, failure: { code: number; message: string }): Promise<Outcome> {
+async function forget(
+  rt: OperatorDeps,
+  host: InvocationActor,
+  failure: { code: number; message: string },
+): Promise<Outcome> {
   await host.commit({ events: [{ type: 'kill', failure, now: rt.now() }], forget: true });
   return 'done';
 }
@@ -140,7 +149,8 @@ export function pause(rt: OperatorDeps, id: string): Promise<Outcome> {
   const notRunning = 'is not running, cannot be paused.';
   return withInvocation(rt, id, notRunning, async (host) => {
     if (host.status === 'paused') return 'noop';
-    if (!['running', 'suspended', 'backingOff'].includes(host.status)) throw new Conflict(`The invocation '${id}' ${notRunning}`);
+    if (!['running', 'suspended', 'backingOff'].includes(host.status))
+      throw new Conflict(`The invocation '${id}' ${notRunning}`);
     await host.commit({ events: [{ type: 'pause', now: rt.now() }] });
     return 'done';
   });
@@ -161,9 +171,14 @@ export async function resume(rt: OperatorDeps, id: string, deployment?: Deployme
     if (deployment && deployment.kind !== 'keep') {
       const { target, deploymentId } = host.context;
       if (!['paused', 'suspended'].includes(host.status) || deploymentId === undefined) {
-        throw new Conflict(`The invocation '${id}' is still running or the deployment id is not pinned yet, deployment id cannot be changed.`);
+        throw new Conflict(
+          `The invocation '${id}' is still running or the deployment id is not pinned yet, deployment id cannot be changed.`,
+        );
       }
-      const to = deployment.kind === 'id' ? deployment.id : rt.registry.resolveHandler(target.service, target.handler)?.deployment.id;
+      const to =
+        deployment.kind === 'id'
+          ? deployment.id
+          : rt.registry.resolveHandler(target.service, target.handler)?.deployment.id;
       if (to === undefined) throw deploymentNotFound(deployment.kind);
       if (to !== deploymentId) events.push({ type: 'pinDeployment', deploymentId: to, now });
     }
@@ -182,7 +197,11 @@ export async function resume(rt: OperatorDeps, id: string, deployment?: Deployme
 /** Purge: a completed invocation, its journal and its id are forgotten now. */
 export async function purge(rt: OperatorDeps, id: string): Promise<Outcome> {
   await completedInvocation(rt, id, 'is not yet completed.');
-  await rt.store.commit({ partition: rt.actors.partitionOf(id), deleteInvocations: [id], timersRemove: [timerOf.expire(id)] });
+  await rt.store.commit({
+    partition: rt.actors.partitionOf(id),
+    deleteInvocations: [id],
+    timersRemove: [timerOf.expire(id)],
+  });
   return 'done';
 }
 
@@ -251,9 +270,11 @@ export function restartPrefix(journal: JournalEntry[], from: number): JournalEnt
 
 /** Completion ids a command expects notifications for (field 11, and a call's id notification, field 10). */
 function completionIdsOf(entry: JournalEntry): number[] {
-  const decoded = codecFor(entry.type)?.decode(entry.payload) as { resultCompletionId?: unknown; invocationIdNotificationIdx?: unknown } | undefined;
+  const decoded = codecFor(entry.type)?.decode(entry.payload) as
+    { resultCompletionId?: unknown; invocationIdNotificationIdx?: unknown } | undefined;
   const ids: number[] = [];
-  for (const v of [decoded?.invocationIdNotificationIdx, decoded?.resultCompletionId]) if (typeof v === 'number' && v > 0) ids.push(v);
+  for (const v of [decoded?.invocationIdNotificationIdx, decoded?.resultCompletionId])
+    if (typeof v === 'number' && v > 0) ids.push(v);
   return ids;
 }
 
@@ -278,7 +299,10 @@ export async function restartAsNew(rt: OperatorDeps, id: string, opts: RestartOp
   }
   const from = opts.from ?? 0;
   const entries = from === 0 ? [input] : restartPrefix(journal, from);
-  if (!entries) throw new InvalidRequest(`The prefix of the journal '${id}' up to 'from' (included) contains some Commands without respective Completions.`);
+  if (!entries)
+    throw new InvalidRequest(
+      `The prefix of the journal '${id}' up to 'from' (included) contains some Commands without respective Completions.`,
+    );
   let deploymentId: string | undefined;
   if (from > 0 && opts.deployment?.kind === 'keep') deploymentId = old.deploymentId;
   if (from > 0 && opts.deployment?.kind === 'id') {
@@ -287,19 +311,21 @@ export async function restartAsNew(rt: OperatorDeps, id: string, opts: RestartOp
   }
   const { headers, value } = decodeInputCommand(input.payload);
   const newId = invocationIdToString(newInvocationId(parseInvocationId(id).partitionKey));
-  await rt.invocations.create(rt.admit({
-    target: old.target,
-    input: value,
-    headers,
-    retryPolicy: rt.registry.resolveHandler(old.target.service, old.target.handler)?.retryPolicy ?? old.retryPolicy,
-    invokedBy: 'restart_as_new',
-    restartedFrom: id,
-    invocationId: newId,
-    journal: entries,
-    ...(deploymentId !== undefined ? { deploymentId } : {}),
-    // A scoped invocation restarts in its scope and queue, under the same limit rules.
-    ...(old.limitKey !== undefined ? { limitKey: old.limitKey } : {}),
-  }));
+  await rt.invocations.create(
+    rt.admit({
+      target: old.target,
+      input: value,
+      headers,
+      retryPolicy: rt.registry.resolveHandler(old.target.service, old.target.handler)?.retryPolicy ?? old.retryPolicy,
+      invokedBy: 'restart_as_new',
+      restartedFrom: id,
+      invocationId: newId,
+      journal: entries,
+      ...(deploymentId !== undefined ? { deploymentId } : {}),
+      // A scoped invocation restarts in its scope and queue, under the same limit rules.
+      ...(old.limitKey !== undefined ? { limitKey: old.limitKey } : {}),
+    }),
+  );
   return { newInvocationId: newId };
 }
 
@@ -309,7 +335,11 @@ export async function restartAsNew(rt: OperatorDeps, id: string, opts: RestartOp
  * answered if it landed, read from the store (so from any node); undefined if it did not. The
  * invocation existed when the commit was tried, so one that is gone was forgotten by it.
  */
-export async function operatorLanded(rt: Pick<OperatorDeps, 'store' | 'actors'>, id: string, action: 'cancel' | 'kill'): Promise<Outcome | undefined> {
+export async function operatorLanded(
+  rt: Pick<OperatorDeps, 'store' | 'actors'>,
+  id: string,
+  action: 'cancel' | 'kill',
+): Promise<Outcome | undefined> {
   const stored = await rt.actors.stored(id);
   if (!stored) return 'done';
   const { completion } = stored.context;

@@ -74,7 +74,13 @@ async function resumePartition(deps: RecoveryDeps, p: number, r: Recovered): Pro
   // Reads of one batch share a round trip to Redis (auto-pipelining): one at a time, 20,000
   // suspended invocations took 3.8 s to a healthy restart.
   for (let i = 0; i < ids.length; i += RESUME_BATCH) {
-    await Promise.all(ids.slice(i, i + RESUME_BATCH).map((id) => resume(id).catch((err: unknown) => deps.retry.later(`invocation ${id}: resume`, err, () => resume(id), p))));
+    await Promise.all(
+      ids
+        .slice(i, i + RESUME_BATCH)
+        .map((id) =>
+          resume(id).catch((err: unknown) => deps.retry.later(`invocation ${id}: resume`, err, () => resume(id), p)),
+        ),
+    );
   }
   r.attaches += await deps.attachments.recover(p);
   await deps.timers.arm(p);

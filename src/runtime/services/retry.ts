@@ -51,7 +51,8 @@ export class RetryScheduler {
     const delay = Math.min(FIRST_DELAY * 2 ** (entry.failures - 1), MAX_DELAY);
     // One line when a key starts failing, one when it recovers: an outage of the store makes
     // every key fail again and again.
-    if (entry.failures === 1) this.log.warn(`${key}: ${err instanceof Error ? err.message : String(err)}; trying again with backoff`);
+    if (entry.failures === 1)
+      this.log.warn(`${key}: ${err instanceof Error ? err.message : String(err)}; trying again with backoff`);
     entry.timer = setTimeout(() => void this.again(key, entry), delay);
     entry.timer.unref();
   }

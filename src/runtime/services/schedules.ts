@@ -38,7 +38,10 @@ const BUFFER_POLL_MS = 500;
 const MAX_DUE = 1000;
 
 /** A schedule as the admin API defines it (checked there). */
-export type ScheduleDefinition = Pick<PersistedSchedule, 'id' | 'target' | 'input' | 'cron' | 'timezone' | 'interval' | 'overlap' | 'catchUp' | 'catchUpWindow'>;
+export type ScheduleDefinition = Pick<
+  PersistedSchedule,
+  'id' | 'target' | 'input' | 'cron' | 'timezone' | 'interval' | 'overlap' | 'catchUp' | 'catchUpWindow'
+>;
 
 export type ScheduleAction =
   | { type: 'create'; definition: ScheduleDefinition; paused: boolean }
@@ -72,14 +75,24 @@ export class Schedules {
       if (action.type === 'create') {
         if (current) throw new Conflict(`the schedule '${id}' exists already`);
         const now = this.deps.now();
-        const s: PersistedSchedule = { ...action.definition, paused: action.paused, createdAt: now, fires: 0, recent: [] };
+        const s: PersistedSchedule = {
+          ...action.definition,
+          paused: action.paused,
+          createdAt: now,
+          fires: 0,
+          recent: [],
+        };
         return this.store(partition, withNext(s, now), raw ?? null);
       }
       if (!current) throw new NotFound(`the schedule '${id}' does not exist`);
       const now = this.deps.now();
       switch (action.type) {
         case 'delete':
-          await this.deps.store.commit({ partition, records: [{ kind: RecordKind.schedule, key: id, value: null, expect: raw }], timersRemove: [timerOf.schedule(id)] });
+          await this.deps.store.commit({
+            partition,
+            records: [{ kind: RecordKind.schedule, key: id, value: null, expect: raw }],
+            timersRemove: [timerOf.schedule(id)],
+          });
           return undefined;
         case 'update': {
           const { patch } = action;
@@ -140,7 +153,11 @@ export class Schedules {
       recordRun(s, { at, outcome: 'started', invocationId: made });
       return;
     }
-    if (s.overlap !== 'allow_all' && s.lastInvocationId !== undefined && (await this.deps.output(s.lastInvocationId)).state === 'pending') {
+    if (
+      s.overlap !== 'allow_all' &&
+      s.lastInvocationId !== undefined &&
+      (await this.deps.output(s.lastInvocationId)).state === 'pending'
+    ) {
       if (s.overlap === 'buffer_one' && s.buffered === undefined) s.buffered = at;
       else recordRun(s, { at, outcome: 'skipped' });
       return;
@@ -186,7 +203,9 @@ export class Schedules {
   /** Stores the schedule (compare-and-set against what was read) with its timer at the next fire, or a poll while a fire is held back. */
   private async store(partition: number, s: PersistedSchedule, expect: unknown): Promise<PersistedSchedule> {
     const timer = timerOf.schedule(s.id);
-    const wake = s.paused ? undefined : Math.min(s.next ?? Infinity, s.buffered !== undefined ? this.deps.now() + BUFFER_POLL_MS : Infinity);
+    const wake = s.paused
+      ? undefined
+      : Math.min(s.next ?? Infinity, s.buffered !== undefined ? this.deps.now() + BUFFER_POLL_MS : Infinity);
     const armed: Timer | undefined = wake !== undefined && wake !== Infinity ? { ...timer, dueAt: wake } : undefined;
     const tx: Transition = {
       partition,

@@ -60,7 +60,10 @@ export class SlotGrants {
     const limiter = await this.deps.limiters.get(partition, scope);
     const coming = this.coming.get(scope) ?? new Map<string, string | undefined>();
     const full = limiter.backlogFull(limitKey, [...coming.values()]);
-    if (full) throw new TooManyRequests(`the backlog of the limit rule '${full.pattern}' is full (${full.backlog} waiting): try again later`);
+    if (full)
+      throw new TooManyRequests(
+        `the backlog of the limit rule '${full.pattern}' is full (${full.backlog} waiting): try again later`,
+      );
     coming.set(id, limitKey);
     this.coming.set(scope, coming);
     return () => this.arrived(scope, [id]);
@@ -77,13 +80,17 @@ export class SlotGrants {
   granted(ids: string[], partition: number, scope: string, at: number): void {
     for (const id of ids) {
       const start = () => this.start(id, partition, scope, at);
-      start().catch((err: unknown) => this.deps.retry.later(`invocation ${id}: start after it got a slot`, err, start, partition));
+      start().catch((err: unknown) =>
+        this.deps.retry.later(`invocation ${id}: start after it got a slot`, err, start, partition),
+      );
     }
   }
 
   /** The rules changed: every limiter in memory admits what now fits (every scope with waiters is in memory). */
   async rulesChanged(): Promise<void> {
-    await Promise.all(this.deps.limiters.loaded().map((l) => this.deps.limiters.poke(l.partition, l.scope, { type: 'tick' })));
+    await Promise.all(
+      this.deps.limiters.loaded().map((l) => this.deps.limiters.poke(l.partition, l.scope, { type: 'tick' })),
+    );
   }
 
   /**
@@ -93,7 +100,11 @@ export class SlotGrants {
   async setPaused(partition: number, vqueue: string, paused: boolean): Promise<boolean> {
     const scope = await this.scopeOf(partition, vqueue);
     if (scope === undefined) return false;
-    await this.deps.limiters.poke(partition, scope, paused ? { type: 'pauseQueue', vqueue } : { type: 'resumeQueue', vqueue });
+    await this.deps.limiters.poke(
+      partition,
+      scope,
+      paused ? { type: 'pauseQueue', vqueue } : { type: 'resumeQueue', vqueue },
+    );
     return true;
   }
 
@@ -122,11 +133,16 @@ export class SlotGrants {
         const requests = asking.filter((a) => !limiter.holds(a.id)).map((a) => acquireOf(a));
         const holding = asking.filter((a) => limiter.holds(a.id)).map((a) => a.id);
         if (requests.length > 0) {
-          const change = await limiter.change(requests, (c) => this.deps.store.commit({ partition, records: slotRecords(c) }));
+          const change = await limiter.change(requests, (c) =>
+            this.deps.store.commit({ partition, records: slotRecords(c) }),
+          );
           this.deps.limiters.settled(partition, scope, change);
         }
         this.granted(holding, partition, scope, this.deps.now());
-        this.arrived(scope, actors.map((a) => a.id));
+        this.arrived(
+          scope,
+          actors.map((a) => a.id),
+        );
       });
     } catch (err) {
       // The asks this job took, or (the limiter could not be had) those still waiting for it.
@@ -134,8 +150,12 @@ export class SlotGrants {
         actors = this.asks.get(scope) ?? [];
         this.asks.delete(scope);
       }
-      this.arrived(scope, actors.map((a) => a.id));
-      for (const a of actors) this.deps.retry.later(`invocation ${a.id}: ask its scope for a slot`, err, () => this.resume(a.id), partition);
+      this.arrived(
+        scope,
+        actors.map((a) => a.id),
+      );
+      for (const a of actors)
+        this.deps.retry.later(`invocation ${a.id}: ask its scope for a slot`, err, () => this.resume(a.id), partition);
     }
   }
 
@@ -145,10 +165,12 @@ export class SlotGrants {
    */
   private async start(id: string, partition: number, scope: string, at: number): Promise<void> {
     const live = await this.deps.actors.with(id, async (actor) => {
-      if (actor.status === 'pending' && actor.context.slotHeld !== true) actor.applyStoredElsewhere({ type: 'slotGranted', now: at });
+      if (actor.status === 'pending' && actor.context.slotHeld !== true)
+        actor.applyStoredElsewhere({ type: 'slotGranted', now: at });
       return actor.status !== 'completed';
     });
-    if (!live.found || !live.value) await this.deps.limiters.poke(partition, scope, { type: 'release', invocationId: id });
+    if (!live.found || !live.value)
+      await this.deps.limiters.poke(partition, scope, { type: 'release', invocationId: id });
   }
 
   /** Reload and ask again. */

@@ -90,7 +90,11 @@ export class StateExpiries {
         if (meta && !expires(meta)) {
           // Turned off since: the key keeps its state.
           this.overdue.delete(lock);
-          await store.commit({ partition, records: [{ kind: RecordKind.stateExpiry, key: lock, value: null, expect: raw }], timersRemove: [timer] });
+          await store.commit({
+            partition,
+            records: [{ kind: RecordKind.stateExpiry, key: lock, value: null, expect: raw }],
+            timersRemove: [timer],
+          });
           return;
         }
         if (!held.isFree) {
@@ -103,7 +107,13 @@ export class StateExpiries {
         this.overdue.delete(lock);
         await store.commit({
           partition,
-          state: [{ service: storedService({ service, ...(scope !== undefined ? { scope } : {}) }), key, ops: [{ op: 'clearAll' }] }],
+          state: [
+            {
+              service: storedService({ service, ...(scope !== undefined ? { scope } : {}) }),
+              key,
+              ops: [{ op: 'clearAll' }],
+            },
+          ],
           records: [{ kind: RecordKind.stateExpiry, key: lock, value: null, expect: raw }],
           timersRemove: [timer],
         });

@@ -64,7 +64,9 @@ function partitionOfMutation(id: string): number {
  */
 export function stateVersion(state: Map<string, Uint8Array>): string {
   const hash = createHash('sha256');
-  const entries = [...state].map(([k, v]) => [Buffer.from(k, 'utf8'), v] as const).sort(([a], [b]) => Buffer.compare(a, b));
+  const entries = [...state]
+    .map(([k, v]) => [Buffer.from(k, 'utf8'), v] as const)
+    .sort(([a], [b]) => Buffer.compare(a, b));
   entries.forEach(([key, value], i) => {
     const index = Buffer.alloc(8);
     index.writeBigUInt64BE(BigInt(i));
@@ -126,7 +128,8 @@ export class StateMutations {
     let found = 0;
     for (const p of partitions) {
       for (const id of await this.deps.store.listRecords(p, RecordKind.stateMutation)) {
-        const pending = (await this.deps.store.getRecord(p, RecordKind.stateMutation, id)) as PendingMutation | undefined;
+        const pending = (await this.deps.store.getRecord(p, RecordKind.stateMutation, id)) as
+          PendingMutation | undefined;
         if (!pending) continue;
         found++;
         const lock = await this.deps.locks.get(p, pending.service, pending.key, pending.scope);
@@ -154,15 +157,26 @@ export class StateMutations {
       async (lock) => {
         if (lock.holder !== id) return [];
         let ops: StateOp[] = [];
-        if (pending.version === undefined || stateVersion(await store.readState(partition, owner, pending.key)) === pending.version) {
-          ops = [{ op: 'clearAll' }, ...pending.state.map(([key, value]): StateOp => ({ op: 'set', key, value: Buffer.from(value, 'base64') }))];
+        if (
+          pending.version === undefined ||
+          stateVersion(await store.readState(partition, owner, pending.key)) === pending.version
+        ) {
+          ops = [
+            { op: 'clearAll' },
+            ...pending.state.map(([key, value]): StateOp => ({ op: 'set', key, value: Buffer.from(value, 'base64') })),
+          ];
         }
-        const expiry = ops.length > 0 ? this.deps.expiries.writesFor(pending.service, pending.key, pending.scope) : undefined;
+        const expiry =
+          ops.length > 0 ? this.deps.expiries.writesFor(pending.service, pending.key, pending.scope) : undefined;
         const change = await lock.change({ type: 'release', invocationId: id }, (c) =>
           store.commit({
             partition,
             ...(ops.length > 0 ? { state: [{ service: owner, key: pending.key, ops }] } : {}),
-            records: [c.record, { kind: RecordKind.stateMutation, key: id, value: null }, ...(expiry ? [expiry.record] : [])],
+            records: [
+              c.record,
+              { kind: RecordKind.stateMutation, key: id, value: null },
+              ...(expiry ? [expiry.record] : []),
+            ],
             ...(expiry ? { timersAdd: [expiry.timer] } : {}),
           }),
         );

@@ -29,12 +29,19 @@ export async function fireTimer(deps: TimerFiringDeps, partition: number, timer:
   }
   if (purpose?.kind === 'stateExpiry') return deps.expireState(partition, purpose.lock);
   if (purpose?.kind === 'schedule') return deps.fireSchedule(partition, purpose.scheduleId);
-  const fired = purpose ? await deps.actors.with(purpose.invocationId, (actor) => fireOn(actor, purpose, remove, deps.now())) : { found: false };
+  const fired = purpose
+    ? await deps.actors.with(purpose.invocationId, (actor) => fireOn(actor, purpose, remove, deps.now()))
+    : { found: false };
   if (!fired.found) await deps.store.commit({ partition, ...remove });
 }
 
 /** A sleep's completion, or the start / retry an invocation waits for; the timer goes in the same commit. */
-function fireOn(actor: InvocationActor, purpose: Exclude<TimerPurpose, { kind: 'expire' | 'stateExpiry' | 'schedule' }>, remove: { timersRemove: TimerRef[] }, now: number): Promise<void> {
+function fireOn(
+  actor: InvocationActor,
+  purpose: Exclude<TimerPurpose, { kind: 'expire' | 'stateExpiry' | 'schedule' }>,
+  remove: { timersRemove: TimerRef[] },
+  now: number,
+): Promise<void> {
   if (purpose.kind === 'sleep') {
     if (actor.journal.completions.has(purpose.completionId)) return actor.commit({ write: remove });
     const n = encodeNotification({ completionId: purpose.completionId, void: true });

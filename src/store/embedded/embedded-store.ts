@@ -52,7 +52,16 @@ import {
 } from '../types.js';
 import { storeMetrics } from '../../telemetry/metrics.js';
 import { upgradeLayout, LAYOUT_TABLES_BEFORE } from './layout.js';
-import { invocationKey, isSnapshotKey, partitionKey, partitionRange, planTransition, type KeyRange, type Plan, type TimerIndexKey } from './plan.js';
+import {
+  invocationKey,
+  isSnapshotKey,
+  partitionKey,
+  partitionRange,
+  planTransition,
+  type KeyRange,
+  type Plan,
+  type TimerIndexKey,
+} from './plan.js';
 import { Positions } from './positions.js';
 import { TABLES, type TableName, type Tables } from './tables.js';
 import { decodeTuple, hasHashedPart, HashedPart, tupleKey, type KeyPart, type StoredKey } from './tuple.js';
@@ -85,7 +94,8 @@ export class EmbeddedStore implements Store {
     // explicit because lmdb-js guesses "file" for paths that look like they have an extension.
     const root = open({ path, noSubdir: false, maxDbs: TABLES.length + LAYOUT_TABLES_BEFORE.length + 2 });
     const db = {} as Tables;
-    for (const name of TABLES) db[name] = root.openDB<Buffer, Buffer>({ name, encoding: 'binary', keyEncoding: 'binary' });
+    for (const name of TABLES)
+      db[name] = root.openDB<Buffer, Buffer>({ name, encoding: 'binary', keyEncoding: 'binary' });
     const store = new EmbeddedStore(root, db, { backend: 'embedded', location: path, warnings: [] });
     upgradeLayout(root, path, {
       db,
@@ -172,7 +182,8 @@ export class EmbeddedStore implements Store {
     });
     plan.expects.forEach((expect, i) => {
       const stored = this.db.records.get(expect.key) as Buffer | undefined;
-      const holds = expect.json === null ? stored === undefined : stored !== undefined && Buffer.compare(stored, expect.json) === 0;
+      const holds =
+        expect.json === null ? stored === undefined : stored !== undefined && Buffer.compare(stored, expect.json) === 0;
       if (!holds) throw new TransitionConflict(recordConflictMessage(t, i));
     });
     // Past the checks: this write goes in whole, staged with its transaction.
@@ -218,7 +229,8 @@ export class EmbeddedStore implements Store {
     entries.forEach((json, i) => this.put('invocations', invocationKey.history(partition, id, next + i), json));
     this.positions.stage(partition, id, { history: next + entries.length - 1 });
     const keepFrom = next + entries.length - HISTORY_LIMIT;
-    if (keepFrom > 0) this.removeRange('invocations', { start: range.start, end: invocationKey.history(partition, id, keepFrom).key });
+    if (keepFrom > 0)
+      this.removeRange('invocations', { start: range.start, end: invocationKey.history(partition, id, keepFrom).key });
   }
 
   /**
@@ -229,7 +241,9 @@ export class EmbeddedStore implements Store {
   private journalLengthIn(partition: number, id: string, range: KeyRange): number {
     const known = this.positions.get(partition, id)?.journal;
     if (known !== undefined) return known;
-    return this.db.invocations.get(invocationKey.journal(partition, id, 0).key) === undefined ? 0 : this.lengthOf(range);
+    return this.db.invocations.get(invocationKey.journal(partition, id, 0).key) === undefined
+      ? 0
+      : this.lengthOf(range);
   }
 
   private removeTimer(index: TimerIndexKey): void {
@@ -314,7 +328,9 @@ export class EmbeddedStore implements Store {
   async readJournal(partition: number, id: string, from = 0): Promise<JournalEntry[]> {
     checkJournalIndex(from);
     const { end } = invocationKey.journalRange(partition, id);
-    return [...this.db.invocations.getRange({ start: invocationKey.journal(partition, id, from).key, end })].map(({ value }) => decodeEntry(value));
+    return [...this.db.invocations.getRange({ start: invocationKey.journal(partition, id, from).key, end })].map(
+      ({ value }) => decodeEntry(value),
+    );
   }
 
   async journalLength(partition: number, id: string): Promise<number> {
@@ -322,7 +338,9 @@ export class EmbeddedStore implements Store {
   }
 
   async readHistory(partition: number, id: string): Promise<HistoryEntry[]> {
-    return [...this.db.invocations.getRange(invocationKey.historyRange(partition, id))].map(({ value }) => decodeJson(value) as HistoryEntry);
+    return [...this.db.invocations.getRange(invocationKey.historyRange(partition, id))].map(
+      ({ value }) => decodeJson(value) as HistoryEntry,
+    );
   }
 
   async readState(partition: number, service: string, key: string): Promise<Map<string, Uint8Array>> {
@@ -333,7 +351,12 @@ export class EmbeddedStore implements Store {
     return state;
   }
 
-  async readStateKey(partition: number, service: string, key: string, stateKey: string): Promise<Uint8Array | undefined> {
+  async readStateKey(
+    partition: number,
+    service: string,
+    key: string,
+    stateKey: string,
+  ): Promise<Uint8Array | undefined> {
     const value = this.db.state.get(partitionKey(partition, service, key, stateKey));
     return value === undefined ? undefined : bytesOf(value);
   }

@@ -32,7 +32,8 @@ export function upgradeLayout(root: RootDatabase, path: string, target: LayoutTa
   const stored = target.db.meta.get(LAYOUT_KEY);
   if (stored !== undefined) {
     const found = Number(stored.toString('utf8'));
-    if (found !== LAYOUT) throw new Error(`the embedded store in ${path} has layout ${found}; this redstate reads layout ${LAYOUT}`);
+    if (found !== LAYOUT)
+      throw new Error(`the embedded store in ${path} has layout ${found}; this redstate reads layout ${LAYOUT}`);
     return;
   }
   const before = LAYOUT_TABLES_BEFORE.flatMap((name) => {

@@ -102,7 +102,10 @@ export function planTransition(t: Transition): Plan {
       id: append.id,
       at: append.at,
       range: invocationKey.journalRange(p, append.id),
-      entries: append.entries.map((entry, i): [StoredKey, Buffer] => [invocationKey.journal(p, append.id, append.at + i), encodeEntry(entry)]),
+      entries: append.entries.map((entry, i): [StoredKey, Buffer] => [
+        invocationKey.journal(p, append.id, append.at + i),
+        encodeEntry(entry),
+      ]),
     })),
     invocations: (t.invocations ?? []).map((inv) => ({
       id: inv.id,
@@ -112,7 +115,12 @@ export function planTransition(t: Transition): Plan {
     })),
     state: (t.state ?? []).flatMap((group) =>
       group.ops.map((op): StatePlan => {
-        if (op.op === 'set') return { kind: 'set', key: storedPartitionKey(p, group.service, group.key, op.key), value: Buffer.from(op.value) };
+        if (op.op === 'set')
+          return {
+            kind: 'set',
+            key: storedPartitionKey(p, group.service, group.key, op.key),
+            value: Buffer.from(op.value),
+          };
         if (op.op === 'clear') return { kind: 'clear', key: partitionKey(p, group.service, group.key, op.key) };
         return { kind: 'clearAll', range: partitionRange(p, group.service, group.key) };
       }),
@@ -123,14 +131,23 @@ export function planTransition(t: Transition): Plan {
       slot: storedPartitionKey(p, timer.dueAt, timer.key),
     })),
     outboxRemove: (t.outboxRemove ?? []).map((id) => partitionKey(p, id)),
-    outboxAdd: (t.outboxAdd ?? []).map((msg) => ({ key: storedPartitionKey(p, msg.id), json: json(msg.body, `outbox message ${msg.id}`) })),
+    outboxAdd: (t.outboxAdd ?? []).map((msg) => ({
+      key: storedPartitionKey(p, msg.id),
+      json: json(msg.body, `outbox message ${msg.id}`),
+    })),
     records: (t.records ?? []).map((rec) => ({
       key: storedPartitionKey(p, rec.kind, rec.key),
       json: rec.value === null || rec.value === undefined ? null : json(rec.value, `record ${rec.kind}/${rec.key}`),
     })),
     expects: (t.records ?? [])
       .filter((rec) => rec.expect !== undefined)
-      .map((rec) => ({ key: partitionKey(p, rec.kind, rec.key), json: rec.expect === null ? null : json(rec.expect, `expected record ${rec.kind}/${rec.key}`) })),
-    history: (t.history ?? []).map((h) => ({ id: h.id, entries: h.entries.map((e) => json(e, `history entry of ${h.id}`)) })),
+      .map((rec) => ({
+        key: partitionKey(p, rec.kind, rec.key),
+        json: rec.expect === null ? null : json(rec.expect, `expected record ${rec.kind}/${rec.key}`),
+      })),
+    history: (t.history ?? []).map((h) => ({
+      id: h.id,
+      entries: h.entries.map((e) => json(e, `history entry of ${h.id}`)),
+    })),
   };
 }

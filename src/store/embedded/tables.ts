@@ -3,6 +3,16 @@ import type { Database } from 'lmdb';
 
 export type Table = Database<Buffer, Buffer>;
 
-export const TABLES = ['invocations', 'active', 'state', 'timers', 'timerIndex', 'outbox', 'records', 'meta', 'originals'] as const;
+export const TABLES = [
+  'invocations',
+  'active',
+  'state',
+  'timers',
+  'timerIndex',
+  'outbox',
+  'records',
+  'meta',
+  'originals',
+] as const;
 export type TableName = (typeof TABLES)[number];
 export type Tables = Record<TableName, Table>;

@@ -61,7 +61,9 @@ export function storedKey(...parts: KeyPart[]): StoredKey {
   }
   const key = Buffer.concat(chunks, length);
   if (key.length > MAX_KEY_BYTES) {
-    throw new RangeError(`key too long for the embedded store (${key.length} > ${MAX_KEY_BYTES} bytes): ${JSON.stringify(parts).slice(0, 200)}`);
+    throw new RangeError(
+      `key too long for the embedded store (${key.length} > ${MAX_KEY_BYTES} bytes): ${JSON.stringify(parts).slice(0, 200)}`,
+    );
   }
   return hashed ? { key, original: Buffer.concat(parts.map(encodePart)) } : { key };
 }

@@ -34,7 +34,8 @@ const READY_WAIT_MS = 1000;
 const NOT_NOW = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY|NOAUTH|OOM|MISCONF|NOREPLICAS|MOVED|ASK)\b/;
 
 const UNAVAILABLE = 'The store is unavailable: Redis cannot be reached. Retry once it is back.';
-const UNKNOWN_OUTCOME = 'The store became unavailable while this change was being stored: it may or may not have been applied. Retry once the store is back.';
+const UNKNOWN_OUTCOME =
+  'The store became unavailable while this change was being stored: it may or may not have been applied. Retry once the store is back.';
 
 /** ioredis settings that keep the rule above. */
 export const connectionOptions: RedisOptions = {
@@ -64,7 +65,8 @@ export class RedisAvailability {
     redis.on('error', (err: Error) => this.wentDown(err.message));
     redis.on('close', () => this.wentDown('connection closed'));
     redis.on('ready', () => this.cameBack());
-    if (isCluster(redis)) redis.on('node error', (err: Error, node: string) => this.masterDown(`${node}: ${err.message}`));
+    if (isCluster(redis))
+      redis.on('node error', (err: Error, node: string) => this.masterDown(`${node}: ${err.message}`));
   }
 
   /** Resolves when commands can be sent; throws `StoreUnavailable` if Redis stays unreachable. */
@@ -93,14 +95,24 @@ export class RedisAvailability {
     if (err instanceof Error && err.name === 'ReplyError') {
       if (!NOT_NOW.test(message)) return err;
       this.masterDown(message);
-      return new StoreUnavailable(`The store is unavailable: Redis refused the command (${message.split(' ')[0]}). Retry later.`, false, { cause: err });
+      return new StoreUnavailable(
+        `The store is unavailable: Redis refused the command (${message.split(' ')[0]}). Retry later.`,
+        false,
+        { cause: err },
+      );
     }
     // ioredis gave up following a cluster's refusals, the last one a refusal too: no attempt
     // ran, since one whose connection closed is never tried again (connect.ts).
-    const refusals = /^Too many Cluster redirections\. Last error: ReplyError: (CLUSTERDOWN|TRYAGAIN|MOVED|ASK)\b/.exec(message);
+    const refusals = /^Too many Cluster redirections\. Last error: ReplyError: (CLUSTERDOWN|TRYAGAIN|MOVED|ASK)\b/.exec(
+      message,
+    );
     if (refusals) {
       this.masterDown(message);
-      return new StoreUnavailable(`The store is unavailable: Redis Cluster refused the command (${refusals[1]}). Retry later.`, false, { cause: err });
+      return new StoreUnavailable(
+        `The store is unavailable: Redis Cluster refused the command (${refusals[1]}). Retry later.`,
+        false,
+        { cause: err },
+      );
     }
     this.masterDown(message);
     return new StoreUnavailable(write ? UNKNOWN_OUTCOME : UNAVAILABLE, write, { cause: err });
@@ -113,13 +125,10 @@ export class RedisAvailability {
     const probe = this.probe;
     const again = () => {
       this.probing = setTimeout(() => {
-        probe().then(
-          () => {
-            this.probing = undefined;
-            this.cameBack();
-          },
-          again,
-        );
+        probe().then(() => {
+          this.probing = undefined;
+          this.cameBack();
+        }, again);
       }, PROBE_EVERY_MS);
       this.probing.unref();
     };
@@ -134,13 +143,20 @@ export class RedisAvailability {
   private wentDown(reason: string, whileReady = false): void {
     if (this.down || (this.redis.status === 'ready' && !whileReady)) return;
     this.down = { since: Date.now() };
-    this.log({ available: false, message: `store unavailable: Redis at ${this.location} cannot be reached (${reason}); requests answer 503 until it is back` });
+    this.log({
+      available: false,
+      message: `store unavailable: Redis at ${this.location} cannot be reached (${reason}); requests answer 503 until it is back`,
+    });
   }
 
   private cameBack(): void {
     if (!this.down) return;
     const outageMs = Date.now() - this.down.since;
     this.down = undefined;
-    this.log({ available: true, message: `store available again: Redis at ${this.location} answers (down for ${(outageMs / 1000).toFixed(1)} s)`, outageMs });
+    this.log({
+      available: true,
+      message: `store available again: Redis at ${this.location} answers (down for ${(outageMs / 1000).toFixed(1)} s)`,
+      outageMs,
+    });
   }
 }

@@ -30,7 +30,17 @@ export function commitArgs(t: Transition, epoch?: number): CommitArgs {
 
   const keys: string[] = [k.invocations, k.active, k.timers, k.outbox, k.epoch];
   const args: ScriptArg[] = [
-    deletes, journal, invocations, state, timersRemove, timersAdd, outboxRemove, outboxAdd, records, expectations, history,
+    deletes,
+    journal,
+    invocations,
+    state,
+    timersRemove,
+    timersAdd,
+    outboxRemove,
+    outboxAdd,
+    records,
+    expectations,
+    history,
   ].map((section) => String(section.length));
   args.push(String(HISTORY_LIMIT), epoch === undefined ? '' : String(epoch));
 

@@ -19,7 +19,15 @@ export function createRedisClient(url: string, options: RedisOptions): RedisClie
   const target = parseRedisUrl(url);
   if (target.kind === 'single') return new Redis(url, options);
   if (target.kind === 'sentinel') return sentinelClient(target, options);
-  const { lazyConnect, enableAutoPipelining, autoPipeliningIgnoredCommands, enableOfflineQueue, retryStrategy, tls, ...perNode } = options;
+  const {
+    lazyConnect,
+    enableAutoPipelining,
+    autoPipeliningIgnoredCommands,
+    enableOfflineQueue,
+    retryStrategy,
+    tls,
+    ...perNode
+  } = options;
   return new Cluster(target.seeds, {
     redisOptions: {
       ...perNode,

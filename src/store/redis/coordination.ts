@@ -35,7 +35,9 @@ export class RedisCoordination implements Coordination {
 
   async heartbeat(node: NodeInfo, ttlMs: number): Promise<NodeInfo[]> {
     const { seenAt: _, ...announced } = node;
-    const reply = await this.send(true, () => this.redis.nodesOp(2, nodeKeys.live, nodeKeys.info, 'beat', node.nodeId, JSON.stringify(announced), ttlMs));
+    const reply = await this.send(true, () =>
+      this.redis.nodesOp(2, nodeKeys.live, nodeKeys.info, 'beat', node.nodeId, JSON.stringify(announced), ttlMs),
+    );
     if (!Array.isArray(reply)) return [];
     const now = Number(reply[0]);
     const nodes: NodeInfo[] = [];
@@ -68,7 +70,12 @@ export class RedisCoordination implements Coordination {
     return replies.map((reply, partition) => {
       const [holder, epoch, ttl, now] = reply as [string, number, number, number];
       const held = holder !== '' && ttl >= 0;
-      return { partition, nodeId: held ? holder : undefined, epoch: Number(epoch), expiresAt: held ? Number(now) + Number(ttl) : undefined };
+      return {
+        partition,
+        nodeId: held ? holder : undefined,
+        epoch: Number(epoch),
+        expiresAt: held ? Number(now) + Number(ttl) : undefined,
+      };
     });
   }
 

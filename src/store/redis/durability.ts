@@ -14,9 +14,7 @@ export interface DurabilitySettings {
 export function durabilityWarnings(s: DurabilitySettings): string[] {
   const warnings: string[] = [];
   if (s.appendonly === 'no') {
-    warnings.push(
-      'Redis appendonly is "no": acknowledged work is lost when Redis restarts (set appendonly yes)',
-    );
+    warnings.push('Redis appendonly is "no": acknowledged work is lost when Redis restarts (set appendonly yes)');
   } else if (s.appendfsync === 'everysec') {
     warnings.push(
       'Redis appendfsync is "everysec": up to ~1 s of acknowledged work can be lost if the machine crashes (appendfsync always fsyncs before replying)',
@@ -42,7 +40,9 @@ export function durabilityWarnings(s: DurabilitySettings): string[] {
 export async function checkDurability(nodes: Redis[]): Promise<string[]> {
   const each = await Promise.all(nodes.map(nodeWarnings));
   if (nodes.length === 1) return each[0]!;
-  return each.flatMap((warnings, i) => warnings.map((w) => `master ${nodes[i]!.options.host}:${nodes[i]!.options.port}: ${w}`));
+  return each.flatMap((warnings, i) =>
+    warnings.map((w) => `master ${nodes[i]!.options.host}:${nodes[i]!.options.port}: ${w}`),
+  );
 }
 
 async function nodeWarnings(redis: Redis): Promise<string[]> {

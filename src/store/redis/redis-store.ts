@@ -74,7 +74,10 @@ type ScriptedRedis = CoordinatedRedis & {
 async function replicationOf(redis: RedisClient, options: RedisStoreOptions): Promise<Replication | undefined> {
   const setting = options.waitReplicas ?? 'auto';
   if (isCluster(redis)) {
-    if (setting !== 'auto' && setting > 0) throw new Error('REDSTATE_REDIS_WAIT_REPLICAS applies to one Redis or a Sentinel primary, not to a Redis Cluster');
+    if (setting !== 'auto' && setting > 0)
+      throw new Error(
+        'REDSTATE_REDIS_WAIT_REPLICAS applies to one Redis or a Sentinel primary, not to a Redis Cluster',
+      );
     return undefined;
   }
   const replication = await Replication.start(redis, setting, (message) => options.onReplication?.(message));
@@ -114,7 +117,9 @@ export class RedisStore implements Store {
       // A cluster's auto-pipelines are grouped by the first argument of a command ioredis does
       // not know, which for a script is its key count: a script would join another master's
       // pipeline and be refused. Sent alone, it goes to its keys' master (EVALSHA's first key).
-      ...(parseRedisUrl(url).kind === 'cluster' ? { autoPipeliningIgnoredCommands: ['commitTransition', 'leaseOp', 'nodesOp'] } : {}),
+      ...(parseRedisUrl(url).kind === 'cluster'
+        ? { autoPipeliningIgnoredCommands: ['commitTransition', 'leaseOp', 'nodesOp'] }
+        : {}),
       commandTimeout: options.commandTimeout ?? 15_000,
       ...(options.tls ? { tls: options.tls } : {}),
     }) as ScriptedRedis;
@@ -138,19 +143,30 @@ export class RedisStore implements Store {
       // A cluster's masters each load it: EVALSHA runs on the master of the commit's slot.
       await Promise.all(masters(redis).map((node) => node.script('LOAD', lua)));
       const warnings = await checkDurability(masters(redis));
-      for (const [name, file] of [['leaseOp', 'lease.lua'], ['nodesOp', 'nodes.lua']] as const) redis.defineCommand(name, { lua: readLuaScript(file) });
+      for (const [name, file] of [
+        ['leaseOp', 'lease.lua'],
+        ['nodesOp', 'nodes.lua'],
+      ] as const)
+        redis.defineCommand(name, { lua: readLuaScript(file) });
       const metrics = storeMetrics('redis');
       const log: AvailabilityLog = (event) => {
         metrics.connected.set(event.available ? 1 : 0);
         options.onAvailability?.(event);
       };
-      const availability = new RedisAvailability(redis, location, log, isCluster(redis) ? () => pingMasters(redis) : undefined);
+      const availability = new RedisAvailability(
+        redis,
+        location,
+        log,
+        isCluster(redis) ? () => pingMasters(redis) : undefined,
+      );
       metrics.connected.set(1);
       const replication = await replicationOf(redis, options);
       return new RedisStore(redis, availability, { backend: 'redis', location, warnings }, metrics, replication);
     } catch (err) {
       redis.disconnect();
-      throw new Error(`cannot use Redis at ${location}: ${(connectionError ?? (err as Error)).message}`, { cause: err });
+      throw new Error(`cannot use Redis at ${location}: ${(connectionError ?? (err as Error)).message}`, {
+        cause: err,
+      });
     }
   }
 
@@ -168,14 +184,19 @@ export class RedisStore implements Store {
       return reply;
     });
     // The WAIT's outcome is awaited even when the script failed, so that it never goes unhandled.
-    const reply = await this.tenure.track(t.partition, sent.finally(() => replicated.catch(() => undefined)));
+    const reply = await this.tenure.track(
+      t.partition,
+      sent.finally(() => replicated.catch(() => undefined)),
+    );
     await replicated.catch((err: unknown) => {
       throw this.availability.failure(err, true);
     });
     this.metrics.commitDuration.observe((performance.now() - started) / 1000);
     if (Array.isArray(reply)) {
       if (reply[0] === 'fenced') throw this.tenure.refusedByStore(t.partition, epoch, reply[1]);
-      throw new TransitionConflict(reply[0] === 'record' ? recordConflictMessage(t, reply[1] - 1) : conflictMessage(t, reply[0] - 1, reply[1]));
+      throw new TransitionConflict(
+        reply[0] === 'record' ? recordConflictMessage(t, reply[1] - 1) : conflictMessage(t, reply[0] - 1, reply[1]),
+      );
     }
   }
 
@@ -250,14 +271,21 @@ export class RedisStore implements Store {
     return state;
   }
 
-  async readStateKey(partition: number, service: string, key: string, stateKey: string): Promise<Uint8Array | undefined> {
+  async readStateKey(
+    partition: number,
+    service: string,
+    key: string,
+    stateKey: string,
+  ): Promise<Uint8Array | undefined> {
     const value = await this.read(() => this.redis.hgetBuffer(partitionKeys(partition).state(service, key), stateKey));
     return value === null ? undefined : bytesOf(value);
   }
 
   async dueTimers(partition: number, upTo: number, limit: number): Promise<Timer[]> {
     if (limit <= 0) return [];
-    const flat = await this.read(() => this.redis.zrangebyscore(partitionKeys(partition).timers, '-inf', upTo, 'WITHSCORES', 'LIMIT', 0, limit));
+    const flat = await this.read(() =>
+      this.redis.zrangebyscore(partitionKeys(partition).timers, '-inf', upTo, 'WITHSCORES', 'LIMIT', 0, limit),
+    );
     return timersOf(flat);
   }
 
@@ -280,7 +308,9 @@ export class RedisStore implements Store {
   }
 
   async loadRegistry(): Promise<unknown | undefined> {
-    const text = (await this.read(() => this.redis.get(registryKey))) ?? (await this.read(() => this.redis.get(legacyRegistryKey)));
+    const text =
+      (await this.read(() => this.redis.get(registryKey))) ??
+      (await this.read(() => this.redis.get(legacyRegistryKey)));
     return text === null ? undefined : decodeJson(text);
   }
 

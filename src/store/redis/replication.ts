@@ -83,7 +83,11 @@ export class Replication {
     const required = this.required;
     if (required === 0) return;
     const confirmed = await this.redis.wait(required, WAIT_TIMEOUT_MS);
-    if (confirmed < required) throw new StoreUnavailable(`The store is unavailable: ${confirmed} of the ${required} Redis replicas every commit waits for answer. Retry once they are back.`, false);
+    if (confirmed < required)
+      throw new StoreUnavailable(
+        `The store is unavailable: ${confirmed} of the ${required} Redis replicas every commit waits for answer. Retry once they are back.`,
+        false,
+      );
   }
 
   stop(): void {

@@ -16,8 +16,10 @@ export interface TlsFiles {
 export function tlsOptions(url: string, files: TlsFiles): ConnectionOptions | undefined {
   const given = Object.entries(files).filter((e): e is [string, string] => e[1] !== undefined);
   if (given.length === 0) return undefined;
-  if (!parseRedisUrl(url).tls) throw new Error(`Redis TLS files are given, but the Redis URL does not start with rediss:// or rediss-cluster://`);
-  if ((files.cert === undefined) !== (files.key === undefined)) throw new Error('a Redis TLS client certificate needs its key, and the key its certificate');
+  if (!parseRedisUrl(url).tls)
+    throw new Error(`Redis TLS files are given, but the Redis URL does not start with rediss:// or rediss-cluster://`);
+  if ((files.cert === undefined) !== (files.key === undefined))
+    throw new Error('a Redis TLS client certificate needs its key, and the key its certificate');
   const options: ConnectionOptions = {};
   for (const [name, path] of given) {
     try {

@@ -30,14 +30,19 @@ export interface KafkaSourceOptions {
 type KafkaRecord = Message<Buffer, Buffer, Buffer, Buffer>;
 
 function clientOptions(properties: Record<string, string>) {
-  const brokers = (properties['bootstrap.servers'] ?? properties['metadata.broker.list'] ?? '').split(',').map((b) => b.trim()).filter(Boolean);
+  const brokers = (properties['bootstrap.servers'] ?? properties['metadata.broker.list'] ?? '')
+    .split(',')
+    .map((b) => b.trim())
+    .filter(Boolean);
   const protocol = (properties['security.protocol'] ?? '').toUpperCase();
   const mechanism = properties['sasl.mechanism'] as SASLMechanismValue | undefined;
   return {
     bootstrapBrokers: brokers,
     ...(protocol === 'SSL' || protocol === 'SASL_SSL' ? { tls: {} } : {}),
     ...(protocol.startsWith('SASL') && mechanism
-      ? { sasl: { mechanism, username: properties['sasl.username'] ?? '', password: properties['sasl.password'] ?? '' } }
+      ? {
+          sasl: { mechanism, username: properties['sasl.username'] ?? '', password: properties['sasl.password'] ?? '' },
+        }
       : {}),
   };
 }
@@ -69,7 +74,9 @@ export class KafkaSource implements MessageSource {
     const out: SourceMessage[] = [];
     let m = stream.read() as KafkaRecord | null;
     if (m === null) {
-      await once(stream, 'readable', { signal: AbortSignal.any([signal, AbortSignal.timeout(WAIT_MS)]) }).catch(() => undefined);
+      await once(stream, 'readable', { signal: AbortSignal.any([signal, AbortSignal.timeout(WAIT_MS)]) }).catch(
+        () => undefined,
+      );
       m = stream.read() as KafkaRecord | null;
     }
     for (; m !== null && out.length < BATCH; m = out.length < BATCH ? (stream.read() as KafkaRecord | null) : null) {

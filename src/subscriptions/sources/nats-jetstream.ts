@@ -13,7 +13,15 @@
  *
  * A message's header `key` is the message key; its other headers are passed on.
  */
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type Consumer, type ConsumerConfig, type JsMsg } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  jetstream,
+  jetstreamManager,
+  type Consumer,
+  type ConsumerConfig,
+  type JsMsg,
+} from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Header } from '../../protocol/messages.js';
 import type { MessageSource, SourceMessage, StartAt } from '../source.js';
@@ -36,7 +44,15 @@ function messageOf(stream: string, m: JsMsg): SourceMessage {
     if (name === 'key') key = values[0];
     else for (const value of values) headers.push({ key: name, value });
   }
-  return { topic: m.subject, stream, position: String(m.seq), key, value: m.data, timestamp: Number(m.timestampNanos / 1_000_000n), headers };
+  return {
+    topic: m.subject,
+    stream,
+    position: String(m.seq),
+    key,
+    value: m.data,
+    timestamp: Number(m.timestampNanos / 1_000_000n),
+    headers,
+  };
 }
 
 export class NatsJetStreamSource implements MessageSource {
@@ -58,7 +74,8 @@ export class NatsJetStreamSource implements MessageSource {
     // Messages the server sent while the connection was down never arrived, and the ones fetched
     // after the reconnection would overtake them: the consumer rewinds, and `ready` recreates
     // the JetStream consumer at its ack floor.
-    if (this.breaks !== this.readyAt) throw new Error('nats: the connection broke while fetching; reading again from the first unacknowledged message');
+    if (this.breaks !== this.readyAt)
+      throw new Error('nats: the connection broke while fetching; reading again from the first unacknowledged message');
     return fetched.map((m) => {
       const message = messageOf(stream, m);
       this.handed.set(message.position, m);
@@ -96,7 +113,12 @@ export class NatsJetStreamSource implements MessageSource {
 
   private connect(): Promise<NatsConnection> {
     if (this.connection) return this.connection;
-    this.connection = connect({ servers: this.opts.servers, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: `redstate ${this.opts.durable}` });
+    this.connection = connect({
+      servers: this.opts.servers,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+      name: `redstate ${this.opts.durable}`,
+    });
     this.connection.then(
       (nc) => void this.countBreaks(nc).catch(() => undefined),
       // A failed first connect is tried again at the next read.
@@ -123,7 +145,13 @@ export class NatsJetStreamSource implements MessageSource {
       const from: Partial<ConsumerConfig> = existing
         ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: existing.ack_floor.stream_seq + 1 }
         : { deliver_policy: startAt === 'earliest' ? DeliverPolicy.All : DeliverPolicy.New };
-      await jsm.consumers.add(stream, { durable_name: durable, ack_policy: AckPolicy.Explicit, filter_subject: subject, ack_wait: ACK_WAIT_NS, ...from });
+      await jsm.consumers.add(stream, {
+        durable_name: durable,
+        ack_policy: AckPolicy.Explicit,
+        filter_subject: subject,
+        ack_wait: ACK_WAIT_NS,
+        ...from,
+      });
     }
     this.consumer = { stream, consumer: await jetstream(nc).consumers.get(stream, durable) };
     return this.consumer;

@@ -16,10 +16,18 @@ export interface StoreRedis {
   options?: RedisOptions;
 }
 
-const servers = (c: KafkaCluster) => (c.properties['bootstrap.servers'] ?? c.properties['metadata.broker.list'] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const servers = (c: KafkaCluster) =>
+  (c.properties['bootstrap.servers'] ?? c.properties['metadata.broker.list'] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** Throws when the subscription cannot be read here (no such cluster, no store Redis). */
-export async function openSource(s: Subscription, clusters: readonly KafkaCluster[], storeRedis: StoreRedis | undefined): Promise<MessageSource> {
+export async function openSource(
+  s: Subscription,
+  clusters: readonly KafkaCluster[],
+  storeRedis: StoreRedis | undefined,
+): Promise<MessageSource> {
   const uri = parseSource(s.source);
   if (!uri) throw new Error(`unsupported source ${s.source}`);
   const cluster = clusters.find((c) => c.name === uri.cluster);
@@ -32,7 +40,14 @@ export async function openSource(s: Subscription, clusters: readonly KafkaCluste
       const redis = cluster ? { url: servers(cluster)[0] ?? '' } : storeRedis;
       if (!redis) throw new Error(`${s.source} reads the store's Redis, but this server runs on the embedded store`);
       const { RedisStreamSource } = await import('./redis-stream.js');
-      return new RedisStreamSource({ url: redis.url, ...(redis.options ? { redis: redis.options } : {}), stream: uri.topic, group, consumer: clientId, startAt });
+      return new RedisStreamSource({
+        url: redis.url,
+        ...(redis.options ? { redis: redis.options } : {}),
+        stream: uri.topic,
+        group,
+        consumer: clientId,
+        startAt,
+      });
     }
     case 'nats': {
       const { NatsJetStreamSource } = await import('./nats-jetstream.js');

@@ -65,7 +65,13 @@ export class RedisStreamSource implements MessageSource {
     // resent read would hand out the entries after them, and the lost ones would come later,
     // out of key order (the store's restart in test/e2e/subscriptions-redis.test.ts). Failing
     // instead makes the consumer rewind and read its pending entries first.
-    this.redis = createRedisClient(opts.url, { ...opts.redis, lazyConnect: true, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false, enableOfflineQueue: true });
+    this.redis = createRedisClient(opts.url, {
+      ...opts.redis,
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+      enableOfflineQueue: true,
+    });
     this.redis.on('error', () => undefined);
   }
 
@@ -80,7 +86,16 @@ export class RedisStreamSource implements MessageSource {
     }
     if (Date.now() - this.lastClaim > CLAIM_EVERY_MS) {
       this.lastClaim = Date.now();
-      const claimed = (await this.redis.callBuffer('XAUTOCLAIM', stream, group, consumer, CLAIM_IDLE_MS, '0-0', 'COUNT', BATCH)) as [Buffer, RawEntry[]];
+      const claimed = (await this.redis.callBuffer(
+        'XAUTOCLAIM',
+        stream,
+        group,
+        consumer,
+        CLAIM_IDLE_MS,
+        '0-0',
+        'COUNT',
+        BATCH,
+      )) as [Buffer, RawEntry[]];
       const entries = await this.dropDeleted(claimed[1]);
       if (entries.length > 0) return entries.map((e) => messageOf(stream, e));
     }
@@ -117,7 +132,17 @@ export class RedisStreamSource implements MessageSource {
   private async read(from: '0' | '>', block: boolean): Promise<SourceMessage[]> {
     const { stream, group, consumer } = this.opts;
     for (;;) {
-      const args: Array<string | number> = ['GROUP', group, consumer, 'COUNT', BATCH, ...(block ? ['BLOCK', BLOCK_MS] : []), 'STREAMS', stream, from];
+      const args: Array<string | number> = [
+        'GROUP',
+        group,
+        consumer,
+        'COUNT',
+        BATCH,
+        ...(block ? ['BLOCK', BLOCK_MS] : []),
+        'STREAMS',
+        stream,
+        from,
+      ];
       const reply = (await this.redis.callBuffer('XREADGROUP', ...args)) as Array<[Buffer, RawEntry[]]> | null;
       const entries = reply?.[0]?.[1] ?? [];
       const kept = await this.dropDeleted(entries);
@@ -137,7 +162,13 @@ export class RedisStreamSource implements MessageSource {
     if (this.groupReady) return;
     if (this.redis.status === 'wait') await this.redis.connect();
     try {
-      await this.redis.xgroup('CREATE', this.opts.stream, this.opts.group, this.opts.startAt === 'earliest' ? '0' : '$', 'MKSTREAM');
+      await this.redis.xgroup(
+        'CREATE',
+        this.opts.stream,
+        this.opts.group,
+        this.opts.startAt === 'earliest' ? '0' : '$',
+        'MKSTREAM',
+      );
     } catch (err) {
       if (!String(err).includes('BUSYGROUP')) throw err;
     }

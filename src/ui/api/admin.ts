@@ -30,7 +30,13 @@ export interface ServiceDetails {
   abort_timeout?: string | null;
   /** redstate's own: virtual objects and workflows. */
   state_ttl?: string | null;
-  retry_policy?: { initial_interval: string; exponentiation_factor: number; max_attempts: number | null; max_interval: string; on_max_attempts: 'Pause' | 'Kill' };
+  retry_policy?: {
+    initial_interval: string;
+    exponentiation_factor: number;
+    max_attempts: number | null;
+    max_interval: string;
+    on_max_attempts: 'Pause' | 'Kill';
+  };
   documentation?: string | null;
   [field: string]: unknown;
 }
@@ -49,15 +55,32 @@ export interface ServicePatch {
   inactivity_timeout?: string;
   abort_timeout?: string;
   state_ttl?: string;
-  retry_policy?: { initial_interval?: string; exponentiation_factor?: number; max_attempts?: number | null; max_interval?: string; on_max_attempts?: 'Pause' | 'Kill' };
+  retry_policy?: {
+    initial_interval?: string;
+    exponentiation_factor?: number;
+    max_attempts?: number | null;
+    max_interval?: string;
+    on_max_attempts?: 'Pause' | 'Kill';
+  };
 }
 
-export const modifyService = (name: string, patch: ServicePatch) => request<ServiceDetails>('PATCH', `/services/${encodeURIComponent(name)}`, patch);
+export const modifyService = (name: string, patch: ServicePatch) =>
+  request<ServiceDetails>('PATCH', `/services/${encodeURIComponent(name)}`, patch);
 
-export const getServiceOpenApi = (name: string) => request<OpenApiDocument>('GET', `/services/${encodeURIComponent(name)}/openapi`);
+export const getServiceOpenApi = (name: string) =>
+  request<OpenApiDocument>('GET', `/services/${encodeURIComponent(name)}/openapi`);
 
 export interface OpenApiDocument {
-  paths?: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: unknown }> }; responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>>;
+  paths?: Record<
+    string,
+    Record<
+      string,
+      {
+        requestBody?: { content?: Record<string, { schema?: unknown }> };
+        responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+      }
+    >
+  >;
   components?: { schemas?: Record<string, unknown> };
 }
 
@@ -70,7 +93,8 @@ export interface RegisterDeployment {
 export const registerDeployment = (body: RegisterDeployment) =>
   request<{ id: string; services: Array<{ name: string }> }>('POST', '/deployments', body);
 
-export const removeDeployment = (id: string) => request<void>('DELETE', `/deployments/${encodeURIComponent(id)}?force=true`);
+export const removeDeployment = (id: string) =>
+  request<void>('DELETE', `/deployments/${encodeURIComponent(id)}?force=true`);
 
 export type InvocationAction = 'cancel' | 'kill' | 'pause' | 'resume' | 'purge' | 'restart-as-new';
 
@@ -81,5 +105,14 @@ export const invocationAction = (id: string, action: InvocationAction) =>
  * `POST /services/{name}/state`: replaces the key's whole state if it still has `version`.
  * A value is text (stored as its UTF-8 bytes) or an array of bytes.
  */
-export const setObjectState = (service: string, key: string, state: Record<string, string | number[]>, version: string) =>
-  request<void>('POST', `/services/${encodeURIComponent(service)}/state`, { object_key: key, new_state: state, version });
+export const setObjectState = (
+  service: string,
+  key: string,
+  state: Record<string, string | number[]>,
+  version: string,
+) =>
+  request<void>('POST', `/services/${encodeURIComponent(service)}/state`, {
+    object_key: key,
+    new_state: state,
+    version,
+  });

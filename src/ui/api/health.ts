@@ -52,5 +52,8 @@ export async function handlerHealth(now: number, service?: string): Promise<Hand
     if (r.p99 !== undefined) e.p99 = Number(r.p99);
   }
   for (const r of open) entry(r.service, r.handler).inFlight = Number(r.n);
-  return [...byKey.values()].sort((a, b) => b.completed + b.inFlight - (a.completed + a.inFlight) || (a.service + a.handler < b.service + b.handler ? -1 : 1));
+  return [...byKey.values()].sort(
+    (a, b) =>
+      b.completed + b.inFlight - (a.completed + a.inFlight) || (a.service + a.handler < b.service + b.handler ? -1 : 1),
+  );
 }

@@ -41,7 +41,11 @@ export async function request<T>(method: string, path: string, body?: unknown): 
 }
 
 /** The same, with the answer's headers. */
-export async function requestWithHeaders<T>(method: string, path: string, body?: unknown): Promise<{ body: T; headers: Headers }> {
+export async function requestWithHeaders<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ body: T; headers: Headers }> {
   const res = await fetch(path, {
     method,
     headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },

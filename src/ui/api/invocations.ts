@@ -61,7 +61,9 @@ export function whereOf(f: InvocationFilter): string {
  */
 export async function retriesOf(ids: string[]): Promise<Map<string, number>> {
   if (ids.length === 0) return new Map();
-  const rows = await query<{ id: string; n: number }>(`SELECT id, MAX(attempt) AS n FROM sys_invocation_transitions WHERE id IN ${sqlList(ids)} GROUP BY id`);
+  const rows = await query<{ id: string; n: number }>(
+    `SELECT id, MAX(attempt) AS n FROM sys_invocation_transitions WHERE id IN ${sqlList(ids)} GROUP BY id`,
+  );
   return new Map(rows.map((r) => [r.id, Number(r.n)]));
 }
 
@@ -73,7 +75,9 @@ export async function listInvocations(
 ): Promise<{ rows: InvocationRow[]; total: number; retries: Map<string, number> }> {
   const where = whereOf(f);
   const [rows, count] = await Promise.all([
-    query<InvocationRow>(`SELECT ${LIST_COLUMNS} FROM sys_invocation ${where} ORDER BY created_at ${sort === 'asc' ? 'ASC' : 'DESC'}, id LIMIT ${limit} OFFSET ${offset}`),
+    query<InvocationRow>(
+      `SELECT ${LIST_COLUMNS} FROM sys_invocation ${where} ORDER BY created_at ${sort === 'asc' ? 'ASC' : 'DESC'}, id LIMIT ${limit} OFFSET ${offset}`,
+    ),
     query<{ n: number }>(`SELECT COUNT(*) AS n FROM sys_invocation ${where}`),
   ]);
   return { rows, total: Number(count[0]?.n ?? 0), retries: await retriesOf(rows.map((r) => r.id)) };

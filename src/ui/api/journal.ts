@@ -62,7 +62,14 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 const utf8 = new TextDecoder();
 
 /** Parts of an entry that are not values a person reads: trace ids, headers, retention settings. */
-const NOT_VALUES = new Set(['headers', 'span_context', 'invocation_target', 'completion_retention_duration', 'journal_retention_duration', 'key']);
+const NOT_VALUES = new Set([
+  'headers',
+  'span_context',
+  'invocation_target',
+  'completion_retention_duration',
+  'journal_retention_duration',
+  'key',
+]);
 
 /** What a person calls the value at `key` of an entry of `kind`. */
 function labelOf(kind: string, key: string): string {
@@ -99,13 +106,21 @@ const STATE_COMMANDS = new Set(['GetLazyState', 'GetEagerState', 'SetState', 'Cl
 const ids = (...vs: unknown[]) => vs.filter((v): v is number => typeof v === 'number' && v > 0);
 
 function commandItem(base: JournalItem, body: Json): JournalItem {
-  const item = { ...base, awaits: ids(body.completion_id, body.result_completion_id, body.invocation_id_completion_id) };
+  const item = {
+    ...base,
+    awaits: ids(body.completion_id, body.result_completion_id, body.invocation_id_completion_id),
+  };
   if (base.kind === 'Call' || base.kind === 'OneWayCall') {
     const request = isObject(body.request) ? body.request : {};
     const id = typeof request.invocation_id === 'string' ? request.invocation_id : undefined;
-    item.callee = { target: targetOf(request.invocation_target), ...(id ? { id } : {}), oneWay: base.kind === 'OneWayCall' };
+    item.callee = {
+      target: targetOf(request.invocation_target),
+      ...(id ? { id } : {}),
+      oneWay: base.kind === 'OneWayCall',
+    };
     item.values = valuesOf(base.kind, { parameter: request.parameter });
-    if (Array.isArray(request.headers) && request.headers.length > 0) item.headers = request.headers as JournalItem['headers'];
+    if (Array.isArray(request.headers) && request.headers.length > 0)
+      item.headers = request.headers as JournalItem['headers'];
   }
   if (base.kind === 'Input' && Array.isArray(body.headers)) item.headers = body.headers as JournalItem['headers'];
   if (STATE_COMMANDS.has(base.kind) && isBytes(body.key)) item.name = utf8.decode(Uint8Array.from(body.key));
@@ -167,7 +182,8 @@ export function itemOf(r: JournalRow): JournalItem {
  */
 function linkCallees(items: JournalItem[]): JournalItem[] {
   const calleeOf = new Map<number, string>();
-  for (const i of items) if (i.kind === 'CallInvocationId' && i.completes !== undefined && i.about) calleeOf.set(i.completes, i.about);
+  for (const i of items)
+    if (i.kind === 'CallInvocationId' && i.completes !== undefined && i.about) calleeOf.set(i.completes, i.about);
   return items.map((i) => {
     if (!i.callee || i.callee.id) return i;
     const id = i.awaits.map((c) => calleeOf.get(c)).find((x) => x !== undefined);

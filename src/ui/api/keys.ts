@@ -34,9 +34,15 @@ export async function objectKeys(service: string): Promise<KeySummary[]> {
       `SELECT target_service_key AS key, COUNT(*) AS n, SUM(CASE WHEN status <> 'completed' THEN 1 ELSE 0 END) AS open, MAX(created_at) AS last
        FROM sys_invocation WHERE ${ofService(service, 'target_service_name')} AND target_service_key IS NOT NULL GROUP BY target_service_key`,
     ),
-    query<{ key: string; n: number }>(`SELECT service_key AS key, COUNT(*) AS n FROM state WHERE ${ofService(service)} GROUP BY service_key`),
-    query<{ key: string; invocation_id: string }>(`SELECT service_key AS key, invocation_id FROM sys_keyed_service_status WHERE ${ofService(service)}`),
-    query<{ key: string; n: number }>(`SELECT service_key AS key, COUNT(*) AS n FROM sys_inbox WHERE ${ofService(service)} GROUP BY service_key`),
+    query<{ key: string; n: number }>(
+      `SELECT service_key AS key, COUNT(*) AS n FROM state WHERE ${ofService(service)} GROUP BY service_key`,
+    ),
+    query<{ key: string; invocation_id: string }>(
+      `SELECT service_key AS key, invocation_id FROM sys_keyed_service_status WHERE ${ofService(service)}`,
+    ),
+    query<{ key: string; n: number }>(
+      `SELECT service_key AS key, COUNT(*) AS n FROM sys_inbox WHERE ${ofService(service)} GROUP BY service_key`,
+    ),
   ]);
   const keys = new Map<string, KeySummary>();
   const of = (key: string) => {
@@ -44,11 +50,14 @@ export async function objectKeys(service: string): Promise<KeySummary[]> {
     if (!k) keys.set(key, (k = { key, invocations: 0, inFlight: 0, inbox: 0, stateEntries: 0 }));
     return k;
   };
-  for (const r of invocations) Object.assign(of(r.key), { invocations: Number(r.n), inFlight: Number(r.open), lastCreated: r.last });
+  for (const r of invocations)
+    Object.assign(of(r.key), { invocations: Number(r.n), inFlight: Number(r.open), lastCreated: r.last });
   for (const r of state) of(r.key).stateEntries = Number(r.n);
   for (const r of holders) of(r.key).holder = r.invocation_id;
   for (const r of inbox) of(r.key).inbox = Number(r.n);
-  return [...keys.values()].sort((a, b) => (b.lastCreated ?? '').localeCompare(a.lastCreated ?? '') || a.key.localeCompare(b.key));
+  return [...keys.values()].sort(
+    (a, b) => (b.lastCreated ?? '').localeCompare(a.lastCreated ?? '') || a.key.localeCompare(b.key),
+  );
 }
 
 export async function workflowRuns(service: string, runHandler: string): Promise<WorkflowRun[]> {
@@ -62,7 +71,11 @@ export async function workflowRuns(service: string, runHandler: string): Promise
     ),
   ]);
   const byKey = new Map(promises.map((p) => [p.key, p]));
-  return runs.map((r) => ({ ...r, promises: Number(byKey.get(r.key)?.n ?? 0), promisesDone: Number(byKey.get(r.key)?.done ?? 0) }));
+  return runs.map((r) => ({
+    ...r,
+    promises: Number(byKey.get(r.key)?.n ?? 0),
+    promisesDone: Number(byKey.get(r.key)?.done ?? 0),
+  }));
 }
 
 export interface StateCell {
@@ -71,7 +84,11 @@ export interface StateCell {
 }
 
 /** Every key's state as a table: one row per key, one column per state name. */
-export async function stateAcrossKeys(service: string, keyContains: string, limit: number): Promise<{ names: string[]; rows: Array<{ key: string; cells: Map<string, StateCell> }>; truncated: boolean }> {
+export async function stateAcrossKeys(
+  service: string,
+  keyContains: string,
+  limit: number,
+): Promise<{ names: string[]; rows: Array<{ key: string; cells: Map<string, StateCell> }>; truncated: boolean }> {
   const filter = keyContains ? ` AND contains(service_key, ${sqlString(keyContains)})` : '';
   const entries = await query<{ service_key: string; key: string; value_utf8?: string; value_length: number }>(
     `SELECT service_key, key, value_utf8, value_length FROM state WHERE ${ofService(service)}${filter} ORDER BY service_key, key LIMIT ${limit + 1}`,

@@ -5,7 +5,17 @@
  * `[409] canceled` a cancel of what had not started or was paused, and `[409] Cancelled` what
  * the SDK ends a cancelled handler with.
  */
-export type Shown = 'pending' | 'scheduled' | 'running' | 'suspended' | 'backing-off' | 'paused' | 'succeeded' | 'failed' | 'killed' | 'cancelled';
+export type Shown =
+  | 'pending'
+  | 'scheduled'
+  | 'running'
+  | 'suspended'
+  | 'backing-off'
+  | 'paused'
+  | 'succeeded'
+  | 'failed'
+  | 'killed'
+  | 'cancelled';
 
 export interface StatusFields {
   status: string;
@@ -49,4 +59,15 @@ export function shownStatusWhere(shown: string): string {
 }
 
 /** Statuses in the order the pages list them. */
-export const SHOWN_ORDER: Shown[] = ['running', 'suspended', 'backing-off', 'paused', 'pending', 'scheduled', 'succeeded', 'failed', 'killed', 'cancelled'];
+export const SHOWN_ORDER: Shown[] = [
+  'running',
+  'suspended',
+  'backing-off',
+  'paused',
+  'pending',
+  'scheduled',
+  'succeeded',
+  'failed',
+  'killed',
+  'cancelled',
+];

@@ -15,7 +15,9 @@ export async function query<T extends object = Row>(sql: string): Promise<T[]> {
 export async function queryTable(sql: string): Promise<{ rows: Row[]; columns: string[] }> {
   const { body, headers } = await requestWithHeaders<{ rows: Row[] }>('POST', '/query', { query: sql });
   const named = headers.get('x-redstate-columns');
-  const columns = named ? named.split(',').map(decodeURIComponent) : [...new Set(body.rows.flatMap((r) => Object.keys(r)))];
+  const columns = named
+    ? named.split(',').map(decodeURIComponent)
+    : [...new Set(body.rows.flatMap((r) => Object.keys(r)))];
   return { rows: body.rows, columns };
 }
 

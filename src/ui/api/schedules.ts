@@ -52,7 +52,10 @@ export type Timing = { cron: string; timezone: string } | { interval: string };
 
 export const listSchedules = async () => (await request<{ schedules: Schedule[] }>('GET', '/schedules')).schedules;
 export const createSchedule = (body: ScheduleBody) => request<Schedule>('POST', '/schedules', body);
-export const updateSchedule = (id: string, body: Omit<ScheduleBody, 'id'>) => request<Schedule>('PATCH', `/schedules/${encodeURIComponent(id)}`, body);
+export const updateSchedule = (id: string, body: Omit<ScheduleBody, 'id'>) =>
+  request<Schedule>('PATCH', `/schedules/${encodeURIComponent(id)}`, body);
 export const deleteSchedule = (id: string) => request<void>('DELETE', `/schedules/${encodeURIComponent(id)}`);
-export const scheduleAction = (id: string, action: 'pause' | 'resume' | 'trigger') => request<Schedule>('POST', `/schedules/${encodeURIComponent(id)}/${action}`);
-export const previewSchedule = async (timing: Timing) => (await request<{ next_fire_times: string[] }>('POST', '/schedules/preview', timing)).next_fire_times;
+export const scheduleAction = (id: string, action: 'pause' | 'resume' | 'trigger') =>
+  request<Schedule>('POST', `/schedules/${encodeURIComponent(id)}/${action}`);
+export const previewSchedule = async (timing: Timing) =>
+  (await request<{ next_fire_times: string[] }>('POST', '/schedules/preview', timing)).next_fire_times;

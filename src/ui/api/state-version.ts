@@ -19,7 +19,13 @@ export function stateVersion(entries: Array<[string, Uint8Array]>): string {
   sorted.forEach(([key, value], i) => {
     const index = new Uint8Array(8);
     new DataView(index.buffer).setBigUint64(0, BigInt(i));
-    hash.update(index).update(Uint8Array.of(1)).update(key).update(Uint8Array.of(2)).update(value).update(Uint8Array.of(3));
+    hash
+      .update(index)
+      .update(Uint8Array.of(1))
+      .update(key)
+      .update(Uint8Array.of(2))
+      .update(value)
+      .update(Uint8Array.of(3));
   });
   let binary = '';
   for (const byte of hash.digest()) binary += String.fromCharCode(byte);

@@ -22,24 +22,33 @@ export interface RequestTree {
 export const TREE_LIMIT = 300;
 const MAX_DEPTH = 50;
 
-const COLUMNS = 'id, target, target_service_name, target_service_key, target_handler_name, target_service_ty, status, completion_result, completion_failure, created_at, completed_at, invoked_by, invoked_by_id';
+const COLUMNS =
+  'id, target, target_service_name, target_service_key, target_handler_name, target_service_ty, status, completion_result, completion_failure, created_at, completed_at, invoked_by, invoked_by_id';
 
 async function rowsOf(ids: string[]): Promise<InvocationRow[]> {
-  return ids.length === 0 ? [] : query<InvocationRow>(`SELECT ${COLUMNS} FROM sys_invocation WHERE id IN ${sqlList(ids)}`);
+  return ids.length === 0
+    ? []
+    : query<InvocationRow>(`SELECT ${COLUMNS} FROM sys_invocation WHERE id IN ${sqlList(ids)}`);
 }
 
 export async function loadRequestTree(id: string): Promise<RequestTree | undefined> {
   // Up: each step reads one invocation by id (the query engine reads just that one).
   let rootId = id;
   for (let depth = 0; depth < MAX_DEPTH; depth++) {
-    const [row] = await query<{ invoked_by_id?: string }>(`SELECT invoked_by_id FROM sys_invocation WHERE id = ${sqlString(rootId)}`);
+    const [row] = await query<{ invoked_by_id?: string }>(
+      `SELECT invoked_by_id FROM sys_invocation WHERE id = ${sqlString(rootId)}`,
+    );
     if (!row?.invoked_by_id) break;
-    const parent = await query<{ id: string }>(`SELECT id FROM sys_invocation WHERE id = ${sqlString(row.invoked_by_id)}`);
+    const parent = await query<{ id: string }>(
+      `SELECT id FROM sys_invocation WHERE id = ${sqlString(row.invoked_by_id)}`,
+    );
     if (parent.length === 0) break; // purged: the tree starts below it
     rootId = row.invoked_by_id;
   }
   // Down: who was invoked by whom, for every invocation with a parent, in one read.
-  const edges = await query<{ id: string; invoked_by_id: string }>('SELECT id, invoked_by_id FROM sys_invocation WHERE invoked_by_id IS NOT NULL');
+  const edges = await query<{ id: string; invoked_by_id: string }>(
+    'SELECT id, invoked_by_id FROM sys_invocation WHERE invoked_by_id IS NOT NULL',
+  );
   const childrenOf = new Map<string, string[]>();
   for (const e of edges) childrenOf.set(e.invoked_by_id, [...(childrenOf.get(e.invoked_by_id) ?? []), e.id]);
   const ids = [rootId];

@@ -17,7 +17,10 @@ export function machineLayouts(): Plugin {
     resolveId: (id) => (id === ID ? RESOLVED : undefined),
     async load(id) {
       if (id !== RESOLVED) return undefined;
-      const [invocation, objectKey] = await Promise.all([layoutMachine(machineGraph(invocationMachine)), layoutMachine(machineGraph(objectKeyMachine), 'RIGHT')]);
+      const [invocation, objectKey] = await Promise.all([
+        layoutMachine(machineGraph(invocationMachine)),
+        layoutMachine(machineGraph(objectKeyMachine), 'RIGHT'),
+      ]);
       return `export const invocationLayout = ${JSON.stringify(invocation)};\nexport const objectKeyLayout = ${JSON.stringify(objectKey)};\n`;
     },
   };

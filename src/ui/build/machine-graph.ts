@@ -25,7 +25,8 @@ interface TransitionLike {
 function guardName(guard: unknown): string | undefined {
   if (guard === undefined) return undefined;
   if (typeof guard === 'string') return guard;
-  if (typeof guard === 'object' && guard !== null && typeof (guard as { type?: unknown }).type === 'string') return (guard as { type: string }).type;
+  if (typeof guard === 'object' && guard !== null && typeof (guard as { type?: unknown }).type === 'string')
+    return (guard as { type: string }).type;
   return 'condition';
 }
 
@@ -42,7 +43,14 @@ export function machineGraph(machine: AnyStateMachine): MachineGraph {
     const targets = t.target && t.target.length > 0 ? t.target.map((n) => n.key) : [fallbackTarget];
     for (const target of targets) {
       const guard = guardName(t.guard);
-      edges.push({ id: `e${edges.length}`, kind, source, target, event: kind === 'always' ? '' : t.eventType, ...(guard ? { guard } : {}) });
+      edges.push({
+        id: `e${edges.length}`,
+        kind,
+        source,
+        target,
+        event: kind === 'always' ? '' : t.eventType,
+        ...(guard ? { guard } : {}),
+      });
     }
   };
 
@@ -54,7 +62,8 @@ export function machineGraph(machine: AnyStateMachine): MachineGraph {
     for (const t of node.always ?? []) add('always', node.key, t as TransitionLike, node.key);
   }
   const initial = machine.root.initial?.target[0]?.key;
-  if (initial) edges.push({ id: `e${edges.length}`, kind: 'initial', source: INITIAL_NODE, target: initial, event: '' });
+  if (initial)
+    edges.push({ id: `e${edges.length}`, kind: 'initial', source: INITIAL_NODE, target: initial, event: '' });
   if (root.edges.length > 0) {
     nodes.push({ id: ANY_NODE, label: 'any state but a final one', kind: 'any' });
     for (const e of root.edges) add('any', ANY_NODE, e.transition as TransitionLike, machine.root.key);

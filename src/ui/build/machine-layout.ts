@@ -30,7 +30,10 @@ function technicalName(e: GraphEdge): string {
 
 function labelSize(text: string): { width: number; height: number } {
   const lines = text.split('\n');
-  return { width: Math.round(Math.max(...lines.map((l) => l.length)) * CHAR_WIDTH.label) + 8, height: lines.length * LINE_HEIGHT + 2 };
+  return {
+    width: Math.round(Math.max(...lines.map((l) => l.length)) * CHAR_WIDTH.label) + 8,
+    height: lines.length * LINE_HEIGHT + 2,
+  };
 }
 
 /** Corners of the orthogonal routes are rounded with this radius, at most half a segment. */
@@ -86,7 +89,12 @@ export async function layoutMachine(graph: MachineGraph, direction: 'DOWN' | 'RI
     children: graph.nodes.map((n) => ({ id: n.id, ...nodeSize(n) })),
     edges: graph.edges.map((e) => {
       const text = edgeLabelText(e);
-      return { id: e.id, sources: [e.source], targets: [e.target], labels: text ? [{ id: `${e.id}:label`, text, ...labelSize(text) }] : [] };
+      return {
+        id: e.id,
+        sources: [e.source],
+        targets: [e.target],
+        labels: text ? [{ id: `${e.id}:label`, text, ...labelSize(text) }] : [],
+      };
     }),
   };
   const laidOut = await elk.layout(input);
@@ -94,7 +102,15 @@ export async function layoutMachine(graph: MachineGraph, direction: 'DOWN' | 'RI
   const byId = new Map((laidOut.children ?? []).map((c: ElkNode) => [c.id, c]));
   const nodes: LaidOutNode[] = graph.nodes.map((n) => {
     const c = byId.get(n.id)!;
-    return { id: n.id, label: n.label, kind: n.kind, x: round(c.x ?? 0), y: round(c.y ?? 0), width: c.width ?? 0, height: c.height ?? 0 };
+    return {
+      id: n.id,
+      label: n.label,
+      kind: n.kind,
+      x: round(c.x ?? 0),
+      y: round(c.y ?? 0),
+      width: c.width ?? 0,
+      height: c.height ?? 0,
+    };
   });
   const elkEdges = new Map((laidOut.edges ?? []).map((e) => [e.id, e]));
   const edges: LaidOutEdge[] = graph.edges.map((e) => {
@@ -104,8 +120,24 @@ export async function layoutMachine(graph: MachineGraph, direction: 'DOWN' | 'RI
       ...e,
       technical: technicalName(e),
       path: pathOf(out),
-      ...(label?.text ? { label: { text: label.text, x: round(label.x ?? 0), y: round(label.y ?? 0), width: label.width ?? 0, height: label.height ?? 0 } } : {}),
+      ...(label?.text
+        ? {
+            label: {
+              text: label.text,
+              x: round(label.x ?? 0),
+              y: round(label.y ?? 0),
+              width: label.width ?? 0,
+              height: label.height ?? 0,
+            },
+          }
+        : {}),
     };
   });
-  return { machine: graph.machine, width: Math.ceil(laidOut.width ?? 0), height: Math.ceil(laidOut.height ?? 0), nodes, edges };
+  return {
+    machine: graph.machine,
+    width: Math.ceil(laidOut.width ?? 0),
+    height: Math.ceil(laidOut.height ?? 0),
+    nodes,
+    edges,
+  };
 }

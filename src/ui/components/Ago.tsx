@@ -12,5 +12,7 @@ export function Ago({ at }: { at: unknown }) {
 export function Elapsed({ since, until }: { since: number | undefined; until?: number | undefined }) {
   const now = useNow();
   if (since === undefined) return <span class="muted">—</span>;
-  return <span class={until === undefined ? 'counting' : ''}>{formatDuration(Math.max(0, (until ?? now) - since))}</span>;
+  return (
+    <span class={until === undefined ? 'counting' : ''}>{formatDuration(Math.max(0, (until ?? now) - since))}</span>
+  );
 }

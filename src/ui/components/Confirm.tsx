@@ -15,7 +15,15 @@ interface ConfirmProps {
   onConfirm: () => Promise<unknown>;
 }
 
-export function ConfirmButton({ label, title, message, confirmLabel = 'Confirm', danger, disabled, onConfirm }: ConfirmProps) {
+export function ConfirmButton({
+  label,
+  title,
+  message,
+  confirmLabel = 'Confirm',
+  danger,
+  disabled,
+  onConfirm,
+}: ConfirmProps) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();

@@ -32,7 +32,13 @@ export function HealthTable({ rows, showService }: { rows: HandlerHealth[]; show
                 <td class="num">{h.completed}</td>
                 <td class="num">{(h.completed / 60).toFixed(h.completed < 60 ? 2 : 1)}</td>
                 <td class={`num ${r && r > 0 ? 's-bad' : ''}`}>
-                  {r === undefined ? '—' : <a href={`${list}&status=failed`} class="plain">{(r * 100).toFixed(r > 0 && r < 0.1 ? 1 : 0)} %</a>}
+                  {r === undefined ? (
+                    '—'
+                  ) : (
+                    <a href={`${list}&status=failed`} class="plain">
+                      {(r * 100).toFixed(r > 0 && r < 0.1 ? 1 : 0)} %
+                    </a>
+                  )}
                 </td>
                 <td class="num">{h.p50 === undefined ? '—' : formatDuration(h.p50)}</td>
                 <td class="num">{h.p99 === undefined ? '—' : formatDuration(h.p99)}</td>

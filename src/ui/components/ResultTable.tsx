@@ -13,7 +13,11 @@ export function ResultTable({ rows, columns }: { rows: Row[]; columns: string[] 
     <div class="table-wrap">
       <table>
         <thead>
-          <tr>{columns.map((c) => <th key={c}>{c}</th>)}</tr>
+          <tr>
+            {columns.map((c) => (
+              <th key={c}>{c}</th>
+            ))}
+          </tr>
         </thead>
         <tbody>
           {rows.map((r, i) => (

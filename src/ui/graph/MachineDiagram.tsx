@@ -48,7 +48,14 @@ function Edge({ edge, count, last }: { edge: LaidOutEdge; count: number; last: b
       <path d={edge.path} marker-end={count > 0 ? 'url(#arrow-taken)' : 'url(#arrow)'} />
       {edge.label && (
         <>
-          <rect class="label-bg" x={edge.label.x} y={edge.label.y} width={edge.label.width} height={edge.label.height} rx={3} />
+          <rect
+            class="label-bg"
+            x={edge.label.x}
+            y={edge.label.y}
+            width={edge.label.width}
+            height={edge.label.height}
+            rx={3}
+          />
           <text x={edge.label.x + edge.label.width / 2} y={edge.label.y + 12} text-anchor="middle">
             {lines.map((line, i) => (
               <tspan key={i} x={edge.label!.x + edge.label!.width / 2} dy={i === 0 ? 0 : 15}>
@@ -80,7 +87,16 @@ export function MachineDiagram({ layout, current, tone = 'accent', path = [], ti
     >
       <defs>
         {['arrow', 'arrow-taken'].map((id) => (
-          <marker key={id} id={id} viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+          <marker
+            key={id}
+            id={id}
+            viewBox="0 0 10 10"
+            refX="9"
+            refY="5"
+            markerWidth="7"
+            markerHeight="7"
+            orient="auto-start-reverse"
+          >
             <path d="M 0 0 L 10 5 L 0 10 z" fill={id === 'arrow' ? 'var(--muted)' : 'var(--accent)'} />
           </marker>
         ))}

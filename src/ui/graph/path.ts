@@ -20,9 +20,13 @@ export function edgesOf(layout: MachineLayout, entry: PathEntry): LaidOutEdge[] 
     const hop = edges.find((e) => e.kind === 'always' && e.source === initial.target && e.target === entry.to);
     return hop ? [initial, hop] : [initial];
   }
-  const direct = edges.find((e) => e.kind === 'event' && e.source === entry.from && e.target === entry.to && e.event === entry.event);
+  const direct = edges.find(
+    (e) => e.kind === 'event' && e.source === entry.from && e.target === entry.to && e.event === entry.event,
+  );
   if (direct) return [direct];
-  const fromAny = edges.find((e) => e.kind === 'any' && e.source === ANY_NODE && e.event === entry.event && e.target === entry.to);
+  const fromAny = edges.find(
+    (e) => e.kind === 'any' && e.source === ANY_NODE && e.event === entry.event && e.target === entry.to,
+  );
   return fromAny ? [fromAny] : [];
 }
 

@@ -55,7 +55,8 @@ export function stateWord(state: string): string {
  * scheduled start is not the one that ended a backoff, a `kill` may have been a cancel.
  */
 export function eventWord(event: string, from?: string | null, outcome?: string): string {
-  if (event === 'timerDue') return from === 'scheduled' ? 'start time reached' : from === 'backingOff' ? 'retried' : EVENTS.timerDue!;
+  if (event === 'timerDue')
+    return from === 'scheduled' ? 'start time reached' : from === 'backingOff' ? 'retried' : EVENTS.timerDue!;
   if (event === 'kill' && outcome === 'cancelled') return 'cancelled';
   if (event === 'wake' && from === 'running') return 'woken at once';
   return EVENTS[event] ?? event;

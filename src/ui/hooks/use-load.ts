@@ -22,7 +22,11 @@ export interface LoadOptions {
 const COALESCE_MS = 250;
 
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[], opts: LoadOptions = {}): Loaded<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: Error | undefined; loading: boolean }>({ data: undefined, error: undefined, loading: true });
+  const [state, setState] = useState<{ data: T | undefined; error: Error | undefined; loading: boolean }>({
+    data: undefined,
+    error: undefined,
+    loading: true,
+  });
   const generation = useRef(0);
   const loadRef = useRef(load);
   loadRef.current = load;
@@ -34,7 +38,13 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], opts: LoadOp
     setState((s) => ({ ...s, loading: true }));
     loadRef.current().then(
       (data) => mine === generation.current && setState({ data, error: undefined, loading: false }),
-      (error: unknown) => mine === generation.current && setState((s) => ({ data: s.data, error: error instanceof Error ? error : new Error(String(error)), loading: false })),
+      (error: unknown) =>
+        mine === generation.current &&
+        setState((s) => ({
+          data: s.data,
+          error: error instanceof Error ? error : new Error(String(error)),
+          loading: false,
+        })),
     );
   };
 

@@ -39,7 +39,11 @@ export function Failures({ inv, shown, history }: { inv: InvocationRow; shown: S
   return (
     <div class="card" id="failure">
       <h2>{stopped ? `${shown[0]!.toUpperCase()}${shown.slice(1)}` : ended ? 'Failure' : 'Failed attempts'}</h2>
-      {ended && <p class={stopped ? 'notice' : 'error'}>{stopped ? `${shown} by an operator (${inv.completion_failure})` : inv.completion_failure}</p>}
+      {ended && (
+        <p class={stopped ? 'notice' : 'error'}>
+          {stopped ? `${shown} by an operator (${inv.completion_failure})` : inv.completion_failure}
+        </p>
+      )}
       {attempts.length > 0 && (
         <>
           <h3>

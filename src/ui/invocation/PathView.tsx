@@ -28,14 +28,36 @@ function attemptLabel(h: HistoryRow): string {
   return h.event === 'attemptFailed' ? `attempt ${h.attempt} failed` : `attempt ${h.attempt + 1}`;
 }
 
-function Step({ step, history, shown, at, select }: { step: PathStep; history: HistoryRow[]; shown: Shown | undefined; at: number; select: (n: number) => void }) {
+function Step({
+  step,
+  history,
+  shown,
+  at,
+  select,
+}: {
+  step: PathStep;
+  history: HistoryRow[];
+  shown: Shown | undefined;
+  at: number;
+  select: (n: number) => void;
+}) {
   const first = history[step.first]!;
   const last = history[step.last]!;
   const next = history[step.last + 1];
-  const cls = ['step', at >= step.first && at <= step.last ? 'selected' : '', step.first > at ? 'future' : '', step.loop ? 'loop' : ''].join(' ');
+  const cls = [
+    'step',
+    at >= step.first && at <= step.last ? 'selected' : '',
+    step.first > at ? 'future' : '',
+    step.loop ? 'loop' : '',
+  ].join(' ');
   const word = eventWord(first.event, first.from, shown);
   return (
-    <li class={cls} onClick={() => select(step.last + 1)} data-event={first.event} title={`${formatTime(first.at)} · ${attemptLabel(last)}`}>
+    <li
+      class={cls}
+      onClick={() => select(step.last + 1)}
+      data-event={first.event}
+      title={`${formatTime(first.at)} · ${attemptLabel(last)}`}
+    >
       {step.first > 0 && <span class="arrow">{word}</span>}
       <span class={`chip tone-${toneOf(last.to, shown)}`}>
         {step.loop ? (
@@ -46,7 +68,13 @@ function Step({ step, history, shown, at, select }: { step: PathStep; history: H
           stateWord(last.to)
         )}
         <span class="for">
-          {next ? formatDuration(next.at - (step.loop ? first.at : last.at)) : last.to === 'completed' ? '' : <Elapsed since={last.at} />}
+          {next ? (
+            formatDuration(next.at - (step.loop ? first.at : last.at))
+          ) : last.to === 'completed' ? (
+            ''
+          ) : (
+            <Elapsed since={last.at} />
+          )}
         </span>
       </span>
     </li>
@@ -83,7 +111,14 @@ export function PathView({ history, shown, full, toggleHref }: PathProps) {
         ))}
       </ol>
       <div class="slider">
-        <input type="range" min={1} max={Math.max(1, history.length)} value={step} aria-label="step through the path" onInput={(e) => move(Number(e.currentTarget.value))} />
+        <input
+          type="range"
+          min={1}
+          max={Math.max(1, history.length)}
+          value={step}
+          aria-label="step through the path"
+          onInput={(e) => move(Number(e.currentTarget.value))}
+        />
         <span class="mono small">
           {step}/{history.length}
         </span>
@@ -91,8 +126,16 @@ export function PathView({ history, shown, full, toggleHref }: PathProps) {
       {full && (
         <div class="grid path-view">
           <div id="machine">
-            <div class="muted small">machines/invocation.ts, in Restate's words (hover a label for the machine's own)</div>
-            <MachineDiagram layout={invocationLayout} current={current} tone={tone} path={shownPath} title="invocation machine with the path this invocation took" />
+            <div class="muted small">
+              machines/invocation.ts, in Restate's words (hover a label for the machine's own)
+            </div>
+            <MachineDiagram
+              layout={invocationLayout}
+              current={current}
+              tone={tone}
+              path={shownPath}
+              title="invocation machine with the path this invocation took"
+            />
           </div>
           <PathList history={history} shown={shown} step={step} following={following} move={move} />
         </div>
@@ -102,7 +145,19 @@ export function PathView({ history, shown, full, toggleHref }: PathProps) {
 }
 
 /** Every step with its time; scrolled so that the selected one (the newest, when following) is in view. */
-function PathList({ history, shown, step, following, move }: { history: HistoryRow[]; shown: Shown | undefined; step: number; following: boolean; move: (n: number) => void }) {
+function PathList({
+  history,
+  shown,
+  step,
+  following,
+  move,
+}: {
+  history: HistoryRow[];
+  shown: Shown | undefined;
+  step: number;
+  following: boolean;
+  move: (n: number) => void;
+}) {
   const list = useRef<HTMLOListElement>(null);
   useEffect(() => {
     const el = list.current;
@@ -113,7 +168,12 @@ function PathList({ history, shown, step, following, move }: { history: HistoryR
   return (
     <ol class="timeline path-list" aria-label="path steps" ref={list}>
       {history.map((h, i) => (
-        <li key={i} class={`${i === step - 1 ? 'selected' : ''} ${i >= step ? 'future' : ''}`} onClick={() => move(i + 1)} style={{ cursor: 'pointer' }}>
+        <li
+          key={i}
+          class={`${i === step - 1 ? 'selected' : ''} ${i >= step ? 'future' : ''}`}
+          onClick={() => move(i + 1)}
+          style={{ cursor: 'pointer' }}
+        >
           <span class="dot" />
           <div>
             <div class="head">

@@ -20,7 +20,9 @@ function Node({ node, current }: { node: TreeNode; current: string }) {
         <StatusBadge row={r} />
         <div class="who">
           <strong>{r.target}</strong>
-          <div class="mono small">{r.id === current ? `${r.id} (this one)` : <a href={`/ui/invocations/${r.id}`}>{r.id}</a>}</div>
+          <div class="mono small">
+            {r.id === current ? `${r.id} (this one)` : <a href={`/ui/invocations/${r.id}`}>{r.id}</a>}
+          </div>
         </div>
         <span class="small muted">
           <Elapsed since={toMs(r.created_at)} until={toMs(r.completed_at)} />
@@ -40,14 +42,19 @@ function Node({ node, current }: { node: TreeNode; current: string }) {
 export function RequestTree({ id }: { id: string }) {
   const tree: Loaded<RequestTreeData | undefined> = useLoad(() => loadRequestTree(id), [id], {
     staleOn: (c: LiveChange): boolean =>
-      c.deleted.length > 0 || c.invocations.some((i) => tree.data?.ids.has(i.id) === true || (i.parent !== undefined && tree.data?.ids.has(i.parent) === true)),
+      c.deleted.length > 0 ||
+      c.invocations.some(
+        (i) => tree.data?.ids.has(i.id) === true || (i.parent !== undefined && tree.data?.ids.has(i.parent) === true),
+      ),
   });
   const root = tree.data?.root;
   return (
     <div class="card" id="tree">
       <div class="row" style={{ justifyContent: 'space-between' }}>
         <h2 style={{ margin: 0 }}>Request tree</h2>
-        <span class="muted small">{tree.data ? `${tree.data.ids.size} invocation${tree.data.ids.size === 1 ? '' : 's'}` : ''}</span>
+        <span class="muted small">
+          {tree.data ? `${tree.data.ids.size} invocation${tree.data.ids.size === 1 ? '' : 's'}` : ''}
+        </span>
       </div>
       <ErrorBox error={tree.error} />
       {root && (
@@ -57,7 +64,8 @@ export function RequestTree({ id }: { id: string }) {
       )}
       {root && root.row.invoked_by !== 'service' && (
         <div class="muted small" style={{ marginTop: '6px' }}>
-          Started by {root.row.invoked_by === 'ingress' ? 'a request to the ingress' : root.row.invoked_by.replace(/_/g, ' ')}.
+          Started by{' '}
+          {root.row.invoked_by === 'ingress' ? 'a request to the ingress' : root.row.invoked_by.replace(/_/g, ' ')}.
         </div>
       )}
       {tree.data?.truncated && <div class="muted small">Only the first {TREE_LIMIT} invocations are shown.</div>}

@@ -50,7 +50,14 @@ function Subject({ item }: { item: JournalItem }) {
   if (item.sleepUntil !== undefined) return <span class="subject muted">until {formatTime(item.sleepUntil)}</span>;
   if (item.promiseName) return <span class="subject">promise “{item.promiseName}”</span>;
   if (item.signal === 1) return <span class="subject">the cancel signal</span>;
-  if (item.signal !== undefined) return <span class="subject">{typeof item.signal === 'number' && item.signal >= 17 ? `an awakeable (signal ${item.signal})` : `signal ${String(item.signal)}`}</span>;
+  if (item.signal !== undefined)
+    return (
+      <span class="subject">
+        {typeof item.signal === 'number' && item.signal >= 17
+          ? `an awakeable (signal ${item.signal})`
+          : `signal ${String(item.signal)}`}
+      </span>
+    );
   if (item.about) return <span class="subject">{invocationLink(item.about)}</span>;
   return null;
 }
@@ -74,28 +81,51 @@ export function Timeline({ items, history, inv, shown, detailed }: TimelineProps
   const now = useNow();
   const completedAt = toMs(inv.completed_at);
   const model = timelineModel(items, history, toMs(inv.created_at));
-  const planned = [toMs(inv.next_retry_at), toMs(inv.scheduled_start_at), ...model.rows.map((r) => r.due)].filter((t): t is number => t !== undefined);
+  const planned = [toMs(inv.next_retry_at), toMs(inv.scheduled_start_at), ...model.rows.map((r) => r.due)].filter(
+    (t): t is number => t !== undefined,
+  );
   const until = completedAt ?? now;
   // What is due later stretches the axis, but not past twice what has gone by.
-  const end = Math.max(until, Math.min(Math.max(until, ...planned), model.start + 2 * Math.max(1, until - model.start)));
+  const end = Math.max(
+    until,
+    Math.min(Math.max(until, ...planned), model.start + 2 * Math.max(1, until - model.start)),
+  );
   const span = Math.max(1, end - model.start);
-  const pos = (t: number) => `${(Math.min(Math.max(t, model.start), end) - model.start) / span * 100}%`;
-  const width = (from: number, to: number) => `max(3px, ${(Math.min(to, end) - Math.max(from, model.start)) / span * 100}%)`;
+  const pos = (t: number) => `${((Math.min(Math.max(t, model.start), end) - model.start) / span) * 100}%`;
+  const width = (from: number, to: number) =>
+    `max(3px, ${((Math.min(to, end) - Math.max(from, model.start)) / span) * 100}%)`;
 
   const spent = timeInStates(model.segments, until);
   const nextRetry = toMs(inv.next_retry_at);
   const startsAt = toMs(inv.scheduled_start_at);
   const summary: ComponentChildren[] = [
     <span key="c">created {formatTime(inv.created_at)}</span>,
-    ...[...spent].filter(([s]) => s !== 'completed' && s !== 'created').map(([s, ms]) => (
-      <span key={s}>
-        {stateWord(s)} {formatDuration(ms)}
-      </span>
-    )),
+    ...[...spent]
+      .filter(([s]) => s !== 'completed' && s !== 'created')
+      .map(([s, ms]) => (
+        <span key={s}>
+          {stateWord(s)} {formatDuration(ms)}
+        </span>
+      )),
   ];
-  if (inv.status === 'backing-off' && nextRetry !== undefined) summary.push(<span key="r" class="s-backing-off">next retry <Ago at={nextRetry} /></span>);
-  if (inv.status === 'scheduled' && startsAt !== undefined) summary.push(<span key="s">starts <Ago at={startsAt} /></span>);
-  if (completedAt !== undefined) summary.push(<span key="d">{shown} after {formatDuration(completedAt - model.start)}</span>);
+  if (inv.status === 'backing-off' && nextRetry !== undefined)
+    summary.push(
+      <span key="r" class="s-backing-off">
+        next retry <Ago at={nextRetry} />
+      </span>,
+    );
+  if (inv.status === 'scheduled' && startsAt !== undefined)
+    summary.push(
+      <span key="s">
+        starts <Ago at={startsAt} />
+      </span>,
+    );
+  if (completedAt !== undefined)
+    summary.push(
+      <span key="d">
+        {shown} after {formatDuration(completedAt - model.start)}
+      </span>,
+    );
 
   return (
     <div class={`jt ${detailed ? 'detailed' : 'compact'}`}>
@@ -121,7 +151,9 @@ export function Timeline({ items, history, inv, shown, detailed }: TimelineProps
             title={`${stateWord(s.state)} from ${formatTime(s.from)}${s.to ? ` for ${formatDuration(s.to - s.from)}` : ''}`}
           />
         ))}
-        {nextRetry !== undefined && inv.status === 'backing-off' && <span class="due" style={{ left: pos(nextRetry) }} title={`next retry at ${formatTime(nextRetry)}`} />}
+        {nextRetry !== undefined && inv.status === 'backing-off' && (
+          <span class="due" style={{ left: pos(nextRetry) }} title={`next retry at ${formatTime(nextRetry)}`} />
+        )}
       </div>
       <div class="jt-dur">{formatDuration(until - model.start)}</div>
       <div class="jt-summary small" aria-label="lifecycle summary">
@@ -133,7 +165,8 @@ export function Timeline({ items, history, inv, shown, detailed }: TimelineProps
         return (
           <div key={r.item.index} class={`jt-row ${r.item.category}`} data-index={r.item.index} data-kind={r.item.kind}>
             <div class="jt-label">
-              <span class="muted mono small">#{r.item.index}</span> <strong>{r.item.kind}</strong> {r.item.name && <span class="mono">“{r.item.name}”</span>} <Subject item={r.item} />
+              <span class="muted mono small">#{r.item.index}</span> <strong>{r.item.kind}</strong>{' '}
+              {r.item.name && <span class="mono">“{r.item.name}”</span>} <Subject item={r.item} />
             </div>
             <div class="jt-track">
               {r.end === r.start || (r.end === undefined && !waiting) ? (
@@ -145,9 +178,23 @@ export function Timeline({ items, history, inv, shown, detailed }: TimelineProps
                   title={`${formatTime(r.start)} → ${r.end ? formatTime(r.end) : 'waiting'}`}
                 />
               )}
-              {waiting && r.due !== undefined && <span class="planned" style={{ left: pos(until), width: width(until, r.due) }} title={`due at ${formatTime(r.due)}`} />}
+              {waiting && r.due !== undefined && (
+                <span
+                  class="planned"
+                  style={{ left: pos(until), width: width(until, r.due) }}
+                  title={`due at ${formatTime(r.due)}`}
+                />
+              )}
             </div>
-            <div class="jt-dur">{r.end !== undefined && r.end > r.start ? formatDuration(r.end - r.start) : waiting ? <span class="muted">waiting</span> : ''}</div>
+            <div class="jt-dur">
+              {r.end !== undefined && r.end > r.start ? (
+                formatDuration(r.end - r.start)
+              ) : waiting ? (
+                <span class="muted">waiting</span>
+              ) : (
+                ''
+              )}
+            </div>
             {detailed && <Values row={r} />}
           </div>
         );

@@ -30,12 +30,21 @@ export interface TimelineModel {
   start: number;
 }
 
-export function timelineModel(items: JournalItem[], history: HistoryRow[], createdAt: number | undefined): TimelineModel {
+export function timelineModel(
+  items: JournalItem[],
+  history: HistoryRow[],
+  createdAt: number | undefined,
+): TimelineModel {
   const byCompletion = new Map<number, JournalItem>();
-  for (const i of items) if (i.category === 'notification' && i.completes !== undefined) byCompletion.set(i.completes, i);
+  for (const i of items)
+    if (i.category === 'notification' && i.completes !== undefined) byCompletion.set(i.completes, i);
   const folded = new Set<number>();
   const rows: TimelineRow[] = [];
-  const start = Math.min(createdAt ?? Infinity, history[0]?.at ?? Infinity, ...items.map((i) => i.appendedAt ?? Infinity));
+  const start = Math.min(
+    createdAt ?? Infinity,
+    history[0]?.at ?? Infinity,
+    ...items.map((i) => i.appendedAt ?? Infinity),
+  );
   for (const item of items) {
     if (item.category !== 'command') continue;
     const completions = item.awaits.map((c) => byCompletion.get(c)).filter((n): n is JournalItem => n !== undefined);
@@ -57,7 +66,11 @@ export function timelineModel(items: JournalItem[], history: HistoryRow[], creat
     rows.push({ item, start: at, end: at, completions: [] });
   }
   rows.sort((a, b) => a.item.index - b.item.index);
-  const segments = history.map((h, i) => ({ state: h.to, from: h.at, ...(history[i + 1] ? { to: history[i + 1]!.at } : {}) }));
+  const segments = history.map((h, i) => ({
+    state: h.to,
+    from: h.at,
+    ...(history[i + 1] ? { to: history[i + 1]!.at } : {}),
+  }));
   return { rows, segments, start: Number.isFinite(start) ? start : Date.now() };
 }
 

@@ -74,7 +74,8 @@ export async function loadHistory(id: string): Promise<HistoryRow[]> {
   }));
 }
 
-const same = (a: HistoryRow, b: HistoryRow) => a.from === b.from && a.event === b.event && a.to === b.to && a.at === b.at;
+const same = (a: HistoryRow, b: HistoryRow) =>
+  a.from === b.from && a.event === b.event && a.to === b.to && a.at === b.at;
 
 export function useHistory(id: string): { history: HistoryRow[] | undefined; error: Error | undefined } {
   const [history, setHistory] = useState<HistoryRow[]>();
@@ -101,7 +102,14 @@ export function useHistory(id: string): { history: HistoryRow[] | undefined; err
       if (change === 'reconnected' || change.deleted.includes(id)) return load();
       const mine = change.invocations.find((i) => i.id === id);
       if (!mine || mine.history.length === 0) return;
-      const commit: HistoryRow[] = mine.history.map((h) => ({ from: h.from, event: h.event, to: h.to, at: h.at, attempt: h.attempt, ...(h.failure ? { failure: h.failure } : {}) }));
+      const commit: HistoryRow[] = mine.history.map((h) => ({
+        from: h.from,
+        event: h.event,
+        to: h.to,
+        at: h.at,
+        attempt: h.attempt,
+        ...(h.failure ? { failure: h.failure } : {}),
+      }));
       if (!loaded) early.push(commit);
       else {
         loaded = [...loaded, ...commit];

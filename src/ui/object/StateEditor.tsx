@@ -17,9 +17,18 @@ interface Draft {
   bytes?: Uint8Array;
 }
 
-const draftOf = (state: StateEntry[]): Draft[] => state.map((s) => (s.text !== undefined ? { key: s.key, text: s.text } : { key: s.key, text: '', bytes: s.bytes }));
+const draftOf = (state: StateEntry[]): Draft[] =>
+  state.map((s) => (s.text !== undefined ? { key: s.key, text: s.text } : { key: s.key, text: '', bytes: s.bytes }));
 
-export function StateEditor({ service, objectKey, state }: { service: string; objectKey: string; state: StateEntry[] }) {
+export function StateEditor({
+  service,
+  objectKey,
+  state,
+}: {
+  service: string;
+  objectKey: string;
+  state: StateEntry[];
+}) {
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState<Draft[]>(draftOf(state));
   const [error, setError] = useState<string>();
@@ -40,12 +49,15 @@ export function StateEditor({ service, objectKey, state }: { service: string; ob
     try {
       await setObjectState(service, objectKey, next, stateVersion(state.map((s) => [s.key, s.bytes])));
       setEditing(false);
-      setNotice('Saved: the new state applies once no invocation holds the key, if the state has not changed since it was shown.');
+      setNotice(
+        'Saved: the new state applies once no invocation holds the key, if the state has not changed since it was shown.',
+      );
     } catch (err) {
       setError((err as Error).message);
     }
   };
-  const update = (i: number, change: Partial<Draft>) => setDraft(draft.map((d, j) => (j === i ? { ...d, ...change } : d)));
+  const update = (i: number, change: Partial<Draft>) =>
+    setDraft(draft.map((d, j) => (j === i ? { ...d, ...change } : d)));
 
   return (
     <div class="card" id="state">
@@ -57,14 +69,24 @@ export function StateEditor({ service, objectKey, state }: { service: string; ob
           </button>
         )}
       </div>
-      {notice && <div class="notice" style={{ margin: '10px 0' }}>{notice}</div>}
+      {notice && (
+        <div class="notice" style={{ margin: '10px 0' }}>
+          {notice}
+        </div>
+      )}
       <ErrorBox error={error} />
       {editing ? (
         <div class="state-edit">
           {draft.map((d, i) => (
             <div key={i} class="state-entry" data-key={d.key}>
               <div class="row">
-                <input class="mono" aria-label={`key ${i}`} value={d.key} placeholder="key" onInput={(e) => update(i, { key: e.currentTarget.value })} />
+                <input
+                  class="mono"
+                  aria-label={`key ${i}`}
+                  value={d.key}
+                  placeholder="key"
+                  onInput={(e) => update(i, { key: e.currentTarget.value })}
+                />
                 <span class="spacer" />
                 <button class="danger" onClick={() => setDraft(draft.filter((_, j) => j !== i))}>
                   Remove
@@ -96,7 +118,9 @@ export function StateEditor({ service, objectKey, state }: { service: string; ob
               <tr key={i} data-key={d.key}>
                 <td class="mono">{d.key}</td>
                 <td>
-                  <pre class={d.bytes ? 'muted' : ''}>{decodeBytes(d.bytes ?? new TextEncoder().encode(d.text)).text}</pre>
+                  <pre class={d.bytes ? 'muted' : ''}>
+                    {decodeBytes(d.bytes ?? new TextEncoder().encode(d.text)).text}
+                  </pre>
                 </td>
               </tr>
             ))}

@@ -32,7 +32,11 @@ function RegisterForm({ onRegistered }: { onRegistered: () => void }) {
     setError(undefined);
     setDone(undefined);
     try {
-      const d = await registerDeployment({ uri, ...(http11 ? { use_http_11: true } : {}), ...(force ? { force: true } : {}) });
+      const d = await registerDeployment({
+        uri,
+        ...(http11 ? { use_http_11: true } : {}),
+        ...(force ? { force: true } : {}),
+      });
       setDone(`Registered ${d.id}: ${d.services.map((s) => s.name).join(', ') || 'no services'}`);
       onRegistered();
     } catch (err) {
@@ -46,25 +50,47 @@ function RegisterForm({ onRegistered }: { onRegistered: () => void }) {
       <h2>Register a deployment</h2>
       <p class="muted small">The server asks the endpoint which services it serves (discovery) and registers them.</p>
       <div class="row">
-        <input name="uri" style={{ flex: '1', minWidth: '260px' }} value={uri} onInput={(e) => setUri(e.currentTarget.value)} aria-label="endpoint URI" />
+        <input
+          name="uri"
+          style={{ flex: '1', minWidth: '260px' }}
+          value={uri}
+          onInput={(e) => setUri(e.currentTarget.value)}
+          aria-label="endpoint URI"
+        />
         <label class="check">
-          <input type="checkbox" name="use_http_11" checked={http11} onChange={() => setHttp11(!http11)} /> HTTP/1.1 (request/response)
+          <input type="checkbox" name="use_http_11" checked={http11} onChange={() => setHttp11(!http11)} /> HTTP/1.1
+          (request/response)
         </label>
         <label class="check">
-          <input type="checkbox" name="force" checked={force} onChange={() => setForce(!force)} /> force (replace an existing one)
+          <input type="checkbox" name="force" checked={force} onChange={() => setForce(!force)} /> force (replace an
+          existing one)
         </label>
         <button class="primary" type="submit" disabled={busy}>
           {busy ? 'Discovering…' : 'Register'}
         </button>
       </div>
-      {error && <div class="error" style={{ marginTop: '10px' }} role="alert">{error}</div>}
-      {done && <div class="notice" style={{ marginTop: '10px' }}>{done}</div>}
+      {error && (
+        <div class="error" style={{ marginTop: '10px' }} role="alert">
+          {error}
+        </div>
+      )}
+      {done && (
+        <div class="notice" style={{ marginTop: '10px' }}>
+          {done}
+        </div>
+      )}
     </form>
   );
 }
 
 export function Deployments() {
-  const list = useLoad(() => query<DeploymentRow>('SELECT id, endpoint, created_at, services, min_service_protocol_version, max_service_protocol_version FROM sys_deployment ORDER BY created_at DESC'), []);
+  const list = useLoad(
+    () =>
+      query<DeploymentRow>(
+        'SELECT id, endpoint, created_at, services, min_service_protocol_version, max_service_protocol_version FROM sys_deployment ORDER BY created_at DESC',
+      ),
+    [],
+  );
   return (
     <div class="stack">
       <div class="page-head">
@@ -111,7 +137,8 @@ export function Deployments() {
                     title="Remove this deployment?"
                     message={
                       <p>
-                        <span class="mono">{d.endpoint}</span> and its services are unregistered (forced: invocations still running on it fail their next attempt).
+                        <span class="mono">{d.endpoint}</span> and its services are unregistered (forced: invocations
+                        still running on it fail their next attempt).
                       </p>
                     }
                     confirmLabel="Remove"
@@ -125,7 +152,9 @@ export function Deployments() {
             ))}
           </tbody>
         </table>
-        {list.data?.length === 0 && <div class="empty">No deployments yet: register your service's endpoint above.</div>}
+        {list.data?.length === 0 && (
+          <div class="empty">No deployments yet: register your service's endpoint above.</div>
+        )}
       </div>
     </div>
   );

@@ -23,21 +23,47 @@ import { RequestTree } from '../invocation/RequestTree';
 import { Timeline } from '../invocation/Timeline';
 import { useHistory } from '../invocation/use-history';
 
-const objectHref = (service: string, key: string) => `/ui/objects/${encodeURIComponent(service)}/${encodeURIComponent(key)}`;
+const objectHref = (service: string, key: string) =>
+  `/ui/objects/${encodeURIComponent(service)}/${encodeURIComponent(key)}`;
 
 function Details({ inv, retries }: { inv: InvocationRow; retries: number | undefined }) {
   const rows: Array<[string, preact.ComponentChildren]> = [
     ['Target', inv.target],
     ['Service type', inv.target_service_ty],
-    ['Created', <>{formatTime(inv.created_at)} (<Ago at={inv.created_at} />)</>],
-    ['Modified', <>{formatTime(inv.modified_at)} (<Ago at={inv.modified_at} />)</>],
+    [
+      'Created',
+      <>
+        {formatTime(inv.created_at)} (<Ago at={inv.created_at} />)
+      </>,
+    ],
+    [
+      'Modified',
+      <>
+        {formatTime(inv.modified_at)} (<Ago at={inv.modified_at} />)
+      </>,
+    ],
     ['Retries', retries ?? inv.retry_count ?? '—'],
     ['Journal entries', inv.journal_size ?? 0],
-    ['Invoked by', inv.invoked_by_id ? <a class="mono" href={`/ui/invocations/${inv.invoked_by_id}`}>{inv.invoked_by_target ?? inv.invoked_by_id}</a> : inv.invoked_by],
+    [
+      'Invoked by',
+      inv.invoked_by_id ? (
+        <a class="mono" href={`/ui/invocations/${inv.invoked_by_id}`}>
+          {inv.invoked_by_target ?? inv.invoked_by_id}
+        </a>
+      ) : (
+        inv.invoked_by
+      ),
+    ],
     ['Idempotency key', inv.idempotency_key ?? '—'],
     ['Deployment', inv.pinned_deployment_id ? <a href="/ui/deployments">{inv.pinned_deployment_id}</a> : '—'],
   ];
-  if (inv.restarted_from) rows.push(['Restarted from', <a class="mono" href={`/ui/invocations/${inv.restarted_from}`}>{inv.restarted_from}</a>]);
+  if (inv.restarted_from)
+    rows.push([
+      'Restarted from',
+      <a class="mono" href={`/ui/invocations/${inv.restarted_from}`}>
+        {inv.restarted_from}
+      </a>,
+    ]);
   if (inv.target_service_key !== undefined) {
     rows.push([
       inv.target_service_ty === 'workflow' ? 'Workflow id' : 'Object key',
@@ -46,14 +72,24 @@ function Details({ inv, retries }: { inv: InvocationRow; retries: number | undef
       </a>,
     ]);
   }
-  if (inv.scheduled_start_at) rows.push(['Scheduled start', <>{formatTime(inv.scheduled_start_at)} (<Ago at={inv.scheduled_start_at} />)</>]);
-  if (inv.next_retry_at) rows.push(['Next retry', <>{formatTime(inv.next_retry_at)} (<Ago at={inv.next_retry_at} />)</>]);
+  if (inv.scheduled_start_at)
+    rows.push([
+      'Scheduled start',
+      <>
+        {formatTime(inv.scheduled_start_at)} (<Ago at={inv.scheduled_start_at} />)
+      </>,
+    ]);
+  if (inv.next_retry_at)
+    rows.push([
+      'Next retry',
+      <>
+        {formatTime(inv.next_retry_at)} (<Ago at={inv.next_retry_at} />)
+      </>,
+    ]);
   return (
     <div class="card" id="details">
       <h2>Details</h2>
-      <dl class="kv">
-        {rows.map(([k, v]) => [<dt key={`${k}t`}>{k}</dt>, <dd key={`${k}d`}>{v}</dd>])}
-      </dl>
+      <dl class="kv">{rows.map(([k, v]) => [<dt key={`${k}t`}>{k}</dt>, <dd key={`${k}d`}>{v}</dd>])}</dl>
     </div>
   );
 }
@@ -63,20 +99,31 @@ function KeyState({ inv }: { inv: InvocationRow }) {
   const service = inv.target_service_name;
   const key = inv.target_service_key!;
   const state = useLoad(
-    () => query<{ key: string; value_utf8?: string }>(`SELECT key, value_utf8 FROM state WHERE service_name = ${sqlString(service)} AND service_key = ${sqlString(key)} ORDER BY key`),
+    () =>
+      query<{ key: string; value_utf8?: string }>(
+        `SELECT key, value_utf8 FROM state WHERE service_name = ${sqlString(service)} AND service_key = ${sqlString(key)} ORDER BY key`,
+      ),
     [service, key],
     { staleOn: (c) => c.state.some((s) => s.service === service && s.key === key) },
   );
   return (
     <div class="card">
       <h2>
-        State of <a href={objectHref(service, key)}>{service}/{key}</a> <span class="muted small">now</span>
+        State of{' '}
+        <a href={objectHref(service, key)}>
+          {service}/{key}
+        </a>{' '}
+        <span class="muted small">now</span>
       </h2>
       {state.data?.length === 0 && <div class="muted">empty</div>}
       <dl class="kv">
         {(state.data ?? []).map((s) => [
-          <dt key={`${s.key}t`} class="mono">{s.key}</dt>,
-          <dd key={`${s.key}d`} class="mono">{s.value_utf8 ?? '(binary)'}</dd>,
+          <dt key={`${s.key}t`} class="mono">
+            {s.key}
+          </dt>,
+          <dd key={`${s.key}d`} class="mono">
+            {s.value_utf8 ?? '(binary)'}
+          </dd>,
         ])}
       </dl>
     </div>
@@ -85,7 +132,9 @@ function KeyState({ inv }: { inv: InvocationRow }) {
 
 /** The page's address with one query parameter set (or removed). */
 function withParam(path: string, q: Record<string, string>, name: string, value: string | undefined): string {
-  const next = new URLSearchParams(Object.entries({ ...q, [name]: value }).filter((e): e is [string, string] => e[1] !== undefined));
+  const next = new URLSearchParams(
+    Object.entries({ ...q, [name]: value }).filter((e): e is [string, string] => e[1] !== undefined),
+  );
   const s = next.toString();
   return s ? `${path}?${s}` : path;
 }
@@ -125,14 +174,24 @@ export function Invocation({ id }: { id: string }) {
         <span class="spacer" />
         {row && (
           <Actions id={id} status={row.status} onDone={inv.reload}>
-            <button disabled={!journal.data || !history} onClick={() => downloadExport(invocationExport(row, journal.data ?? [], history ?? []))}>
+            <button
+              disabled={!journal.data || !history}
+              onClick={() => downloadExport(invocationExport(row, journal.data ?? [], history ?? []))}
+            >
               Export JSON
             </button>
           </Actions>
         )}
       </div>
       <ErrorBox error={inv.error ?? error ?? journal.error} />
-      {history && <PathView history={history} shown={shown} full={full} toggleHref={withParam(path, q, 'machine', full ? undefined : 'full')} />}
+      {history && (
+        <PathView
+          history={history}
+          shown={shown}
+          full={full}
+          toggleHref={withParam(path, q, 'machine', full ? undefined : 'full')}
+        />
+      )}
       <div class="grid detail">
         <div class="card" id="journal">
           <div class="row" style={{ justifyContent: 'space-between', marginBottom: '8px' }}>
@@ -146,7 +205,9 @@ export function Invocation({ id }: { id: string }) {
               </a>
             </div>
           </div>
-          {journal.data && row && history && shown && <Timeline items={journal.data} history={history} inv={row} shown={shown} detailed={detailed} />}
+          {journal.data && row && history && shown && (
+            <Timeline items={journal.data} history={history} inv={row} shown={shown} detailed={detailed} />
+          )}
         </div>
         <div class="stack">
           {row && history && shown && <Failures inv={row} shown={shown} history={history} />}

@@ -25,7 +25,8 @@ const BATCH: Array<[InvocationAction, string, boolean]> = [
 ];
 
 /** `datetime-local` value ⇄ epoch ms. */
-const localInput = (ms: number | undefined) => (ms === undefined ? '' : new Date(ms - new Date(ms).getTimezoneOffset() * 60_000).toISOString().slice(0, 16));
+const localInput = (ms: number | undefined) =>
+  ms === undefined ? '' : new Date(ms - new Date(ms).getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 
 function filterOf(q: Record<string, string>): InvocationFilter {
   const f: InvocationFilter = {};
@@ -52,7 +53,9 @@ export function Invocations() {
 
   const setQuery = (changes: Record<string, string | undefined>) => {
     const next = { ...q, ...changes };
-    const params = new URLSearchParams(Object.entries(next).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''));
+    const params = new URLSearchParams(
+      Object.entries(next).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''),
+    );
     const s = params.toString();
     route(`${path}${s ? `?${s}` : ''}`, true);
   };
@@ -68,8 +71,12 @@ export function Invocations() {
   const runBatch = async (action: InvocationAction) => {
     const ids = [...selected];
     const results = await Promise.allSettled(ids.map((id) => invocationAction(id, action)));
-    const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`${ids[i]}: ${(r.reason as Error).message}`] : []));
-    setOutcome(`${action}: ${ids.length - failed.length} of ${ids.length} done${failed.length ? `\n${failed.join('\n')}` : ''}`);
+    const failed = results.flatMap((r, i) =>
+      r.status === 'rejected' ? [`${ids[i]}: ${(r.reason as Error).message}`] : [],
+    );
+    setOutcome(
+      `${action}: ${ids.length - failed.length} of ${ids.length} done${failed.length ? `\n${failed.join('\n')}` : ''}`,
+    );
     setSelected(new Set());
     list.reload();
   };
@@ -88,23 +95,54 @@ export function Invocations() {
         <form class="form-grid" onSubmit={(e) => e.preventDefault()}>
           <label class="field">
             Status
-            <select name="status" value={filter.status ?? ''} onChange={(e) => setQuery({ status: e.currentTarget.value, page: undefined })}>
-              {STATUS_OPTIONS.map((s) => <option key={s} value={s}>{s || 'any'}</option>)}
+            <select
+              name="status"
+              value={filter.status ?? ''}
+              onChange={(e) => setQuery({ status: e.currentTarget.value, page: undefined })}
+            >
+              {STATUS_OPTIONS.map((s) => (
+                <option key={s} value={s}>
+                  {s || 'any'}
+                </option>
+              ))}
             </select>
           </label>
           {(['service', 'handler', 'key', 'id'] as const).map((k) => (
             <label class="field" key={k}>
               {k === 'id' ? 'Invocation id' : k[0]!.toUpperCase() + k.slice(1)}
-              <input name={k} value={filter[k] ?? ''} placeholder="any" onChange={(e) => setQuery({ [k]: e.currentTarget.value.trim(), page: undefined })} />
+              <input
+                name={k}
+                value={filter[k] ?? ''}
+                placeholder="any"
+                onChange={(e) => setQuery({ [k]: e.currentTarget.value.trim(), page: undefined })}
+              />
             </label>
           ))}
           <label class="field">
             Created from
-            <input type="datetime-local" value={localInput(filter.from)} onChange={(e) => setQuery({ from: e.currentTarget.value ? String(Date.parse(e.currentTarget.value)) : undefined, page: undefined })} />
+            <input
+              type="datetime-local"
+              value={localInput(filter.from)}
+              onChange={(e) =>
+                setQuery({
+                  from: e.currentTarget.value ? String(Date.parse(e.currentTarget.value)) : undefined,
+                  page: undefined,
+                })
+              }
+            />
           </label>
           <label class="field">
             Created until
-            <input type="datetime-local" value={localInput(filter.to)} onChange={(e) => setQuery({ to: e.currentTarget.value ? String(Date.parse(e.currentTarget.value)) : undefined, page: undefined })} />
+            <input
+              type="datetime-local"
+              value={localInput(filter.to)}
+              onChange={(e) =>
+                setQuery({
+                  to: e.currentTarget.value ? String(Date.parse(e.currentTarget.value)) : undefined,
+                  page: undefined,
+                })
+              }
+            />
           </label>
         </form>
       </div>
@@ -120,7 +158,11 @@ export function Invocations() {
               danger={danger}
               disabled={selected.size === 0}
               title={`${label} ${selected.size} invocation${selected.size === 1 ? '' : 's'}?`}
-              message={<p>This sends <code>{action}</code> to each selected invocation through the admin API.</p>}
+              message={
+                <p>
+                  This sends <code>{action}</code> to each selected invocation through the admin API.
+                </p>
+              }
               confirmLabel={label}
               onConfirm={() => runBatch(action)}
             />
@@ -155,14 +197,23 @@ export function Invocations() {
               {rows.map((r) => (
                 <tr key={r.id} data-id={r.id}>
                   <td>
-                    <input type="checkbox" aria-label={`select ${r.id}`} checked={selected.has(r.id)} onChange={() => toggle(r.id)} />
+                    <input
+                      type="checkbox"
+                      aria-label={`select ${r.id}`}
+                      checked={selected.has(r.id)}
+                      onChange={() => toggle(r.id)}
+                    />
                   </td>
                   <td class="mono">
                     <a href={`/ui/invocations/${r.id}`}>{r.id}</a>
                   </td>
                   <td>
                     {r.target_service_key !== undefined ? (
-                      <a href={`/ui/objects/${encodeURIComponent(r.target_service_name)}/${encodeURIComponent(r.target_service_key)}`}>{r.target}</a>
+                      <a
+                        href={`/ui/objects/${encodeURIComponent(r.target_service_name)}/${encodeURIComponent(r.target_service_key)}`}
+                      >
+                        {r.target}
+                      </a>
                     ) : (
                       r.target
                     )}

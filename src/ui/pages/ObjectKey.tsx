@@ -35,7 +35,9 @@ export function ObjectKey({ service, objectKey }: { service: string; objectKey: 
   }, [service, objectKey]);
 
   const v = view.data;
-  const lock: Lock | undefined = liveLock ?? (v ? { state: v.holder ? 'locked' : 'free', holder: v.holder, inbox: v.inbox.map((i) => i.id) } : undefined);
+  const lock: Lock | undefined =
+    liveLock ??
+    (v ? { state: v.holder ? 'locked' : 'free', holder: v.holder, inbox: v.inbox.map((i) => i.id) } : undefined);
   const workflow = v?.ty === 'workflow';
   const link = (id: string) =>
     id.startsWith('inv_') ? (
@@ -43,7 +45,9 @@ export function ObjectKey({ service, objectKey }: { service: string; objectKey: 
         {id}
       </a>
     ) : (
-      <span class="mono" title="an admin state mutation waiting for the lock">{id}</span>
+      <span class="mono" title="an admin state mutation waiting for the lock">
+        {id}
+      </span>
     );
   return (
     <div class="stack">
@@ -53,7 +57,10 @@ export function ObjectKey({ service, objectKey }: { service: string; objectKey: 
         </h1>
         <span class="badge">{workflow ? 'workflow id' : 'object key'}</span>
         <span class="spacer" />
-        <a class="btn" href={`/ui/invocations?service=${encodeURIComponent(service)}&key=${encodeURIComponent(objectKey)}`}>
+        <a
+          class="btn"
+          href={`/ui/invocations?service=${encodeURIComponent(service)}&key=${encodeURIComponent(objectKey)}`}
+        >
           Its invocations
         </a>
       </div>
@@ -65,7 +72,13 @@ export function ObjectKey({ service, objectKey }: { service: string; objectKey: 
               <h2>Lock</h2>
               <span class="muted small">machines/object-key.ts</span>
             </div>
-            <MachineDiagram layout={objectKeyLayout} current={lock?.state} tone={lock?.state === 'locked' ? 'warn' : 'ok'} maxScale={1} title="object-key machine" />
+            <MachineDiagram
+              layout={objectKeyLayout}
+              current={lock?.state}
+              tone={lock?.state === 'locked' ? 'warn' : 'ok'}
+              maxScale={1}
+              title="object-key machine"
+            />
             <dl class="kv" style={{ marginTop: '12px' }}>
               <dt>Holder</dt>
               <dd>{lock?.holder ? link(lock.holder) : <span class="muted">nobody: the key is free</span>}</dd>
@@ -73,7 +86,10 @@ export function ObjectKey({ service, objectKey }: { service: string; objectKey: 
               <dd id="state-expiry">
                 {v?.expiry ? (
                   <>
-                    <Ago at={v.expiry.at} /> <span class="muted">(state_ttl {formatDuration(v.expiry.ttlMs)}; a write starts it again, a held lock puts it off)</span>
+                    <Ago at={v.expiry.at} />{' '}
+                    <span class="muted">
+                      (state_ttl {formatDuration(v.expiry.ttlMs)}; a write starts it again, a held lock puts it off)
+                    </span>
                   </>
                 ) : (
                   <span class="muted">never</span>

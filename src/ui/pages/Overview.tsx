@@ -28,7 +28,9 @@ const invocationsChanged = (c: LiveChange) => c.invocations.some((i) => i.status
 const completions = (c: LiveChange) => c.invocations.some((i) => i.status === 'completed') || c.deleted.length > 0;
 
 async function statusCounts(): Promise<Map<string, number>> {
-  const rows = await query<{ shown: string; n: number }>(`SELECT ${SHOWN_STATUS_SQL} AS shown, COUNT(*) AS n FROM sys_invocation GROUP BY shown`);
+  const rows = await query<{ shown: string; n: number }>(
+    `SELECT ${SHOWN_STATUS_SQL} AS shown, COUNT(*) AS n FROM sys_invocation GROUP BY shown`,
+  );
   return new Map(rows.map((r) => [r.shown, Number(r.n)]));
 }
 
@@ -53,10 +55,15 @@ async function perMinute(now: number): Promise<MinuteCount[]> {
 
 export function Overview() {
   const counts = useLoad(statusCounts, [], { staleOn: invocationsChanged });
-  const chart = useLoad(async () => ({ now: Date.now(), counts: await perMinute(Date.now()) }), [], { staleOn: completions });
+  const chart = useLoad(async () => ({ now: Date.now(), counts: await perMinute(Date.now()) }), [], {
+    staleOn: completions,
+  });
   const health = useLoad(() => handlerHealth(Date.now()), [], { staleOn: invocationsChanged });
   const registry = useLoad(async () => {
-    const [[d], [s]] = await Promise.all([query<{ n: number }>('SELECT COUNT(*) AS n FROM sys_deployment'), query<{ n: number }>('SELECT COUNT(*) AS n FROM sys_service')]);
+    const [[d], [s]] = await Promise.all([
+      query<{ n: number }>('SELECT COUNT(*) AS n FROM sys_deployment'),
+      query<{ n: number }>('SELECT COUNT(*) AS n FROM sys_service'),
+    ]);
     return { deployments: Number(d?.n ?? 0), services: Number(s?.n ?? 0) };
   }, []);
   const total = [...(counts.data?.values() ?? [])].reduce((a, b) => a + b, 0);
@@ -83,7 +90,7 @@ export function Overview() {
       <div class="grid cols-5">
         {STATUSES.map(([status, label]) => (
           <a key={status} class="card stat" href={`/ui/invocations?status=${status}`} data-status={status}>
-            <span class={`n s-${status}`}>{counts.data ? counts.data.get(status) ?? 0 : '…'}</span>
+            <span class={`n s-${status}`}>{counts.data ? (counts.data.get(status) ?? 0) : '…'}</span>
             <span class="l">{label}</span>
           </a>
         ))}
@@ -93,9 +100,18 @@ export function Overview() {
           <h2>Completed per minute, last hour</h2>
           {chart.data && <MinuteChart counts={chart.data.counts} now={chart.data.now} />}
           <div class="legend">
-            <span><i style={{ background: 'var(--ok)' }} />succeeded</span>
-            <span><i style={{ background: 'var(--bad)' }} />failed</span>
-            <span><i style={{ background: 'var(--muted)' }} />killed or cancelled</span>
+            <span>
+              <i style={{ background: 'var(--ok)' }} />
+              succeeded
+            </span>
+            <span>
+              <i style={{ background: 'var(--bad)' }} />
+              failed
+            </span>
+            <span>
+              <i style={{ background: 'var(--muted)' }} />
+              killed or cancelled
+            </span>
           </div>
         </div>
         <div class="card" id="health">

@@ -22,7 +22,8 @@ import { ErrorBox } from '../components/ErrorBox';
 import { formatTime } from '../format';
 import { useLoad } from '../hooks/use-load';
 
-const targetText = (s: Schedule) => [s.target.service, s.target.key, s.target.handler].filter((p) => p !== undefined).join('/');
+const targetText = (s: Schedule) =>
+  [s.target.service, s.target.key, s.target.handler].filter((p) => p !== undefined).join('/');
 const timingText = (s: Schedule) => (s.cron !== undefined ? `${s.cron} (${s.timezone ?? 'UTC'})` : (s.interval ?? ''));
 
 interface Draft {
@@ -72,7 +73,8 @@ function draftOf(s: Schedule): Draft {
   };
 }
 
-const timingOf = (d: Draft): Timing => (d.kind === 'cron' ? { cron: d.cron, timezone: d.timezone } : { interval: d.interval });
+const timingOf = (d: Draft): Timing =>
+  d.kind === 'cron' ? { cron: d.cron, timezone: d.timezone } : { interval: d.interval };
 
 function bodyOf(d: Draft): ScheduleBody {
   return {
@@ -106,7 +108,13 @@ function usePreview(timing: Timing): { times?: string[]; error?: string } {
   return preview;
 }
 
-function ScheduleForm({ editing, onDone }: { editing: Schedule | undefined; onDone: (s: Schedule | undefined) => void }) {
+function ScheduleForm({
+  editing,
+  onDone,
+}: {
+  editing: Schedule | undefined;
+  onDone: (s: Schedule | undefined) => void;
+}) {
   const [d, setD] = useState<Draft>(editing ? draftOf(editing) : EMPTY);
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
@@ -116,7 +124,13 @@ function ScheduleForm({ editing, onDone }: { editing: Schedule | undefined; onDo
   const text = (field: keyof Draft, label: string, placeholder = '', wide = false) => (
     <label class="field">
       <span>{label}</span>
-      <input name={field} value={d[field]} placeholder={placeholder} style={wide ? { minWidth: '260px' } : {}} onInput={(e) => set({ [field]: e.currentTarget.value })} />
+      <input
+        name={field}
+        value={d[field]}
+        placeholder={placeholder}
+        style={wide ? { minWidth: '260px' } : {}}
+        onInput={(e) => set({ [field]: e.currentTarget.value })}
+      />
     </label>
   );
   const submit = async (e: Event) => {
@@ -135,7 +149,12 @@ function ScheduleForm({ editing, onDone }: { editing: Schedule | undefined; onDo
     }
   };
   return (
-    <form class="card stack" id="schedule-form" onSubmit={submit} aria-label={editing ? 'edit the schedule' : 'create a schedule'}>
+    <form
+      class="card stack"
+      id="schedule-form"
+      onSubmit={submit}
+      aria-label={editing ? 'edit the schedule' : 'create a schedule'}
+    >
       <h2>{editing ? `Edit ${editing.id}` : 'New schedule'}</h2>
       <div class="row">
         {!editing && text('id', 'Id', 'generated when empty')}
@@ -149,7 +168,8 @@ function ScheduleForm({ editing, onDone }: { editing: Schedule | undefined; onDo
           <input type="radio" name="kind" checked={d.kind === 'cron'} onChange={() => set({ kind: 'cron' })} /> cron
         </label>
         <label class="check">
-          <input type="radio" name="kind" checked={d.kind === 'interval'} onChange={() => set({ kind: 'interval' })} /> ISO 8601 interval
+          <input type="radio" name="kind" checked={d.kind === 'interval'} onChange={() => set({ kind: 'interval' })} />{' '}
+          ISO 8601 interval
         </label>
         {d.kind === 'cron' ? (
           <>
@@ -163,7 +183,11 @@ function ScheduleForm({ editing, onDone }: { editing: Schedule | undefined; onDo
       <div class="row">
         <label class="field">
           <span>While the previous run goes on</span>
-          <select name="overlap" value={d.overlap} onChange={(e) => set({ overlap: e.currentTarget.value as Draft['overlap'] })}>
+          <select
+            name="overlap"
+            value={d.overlap}
+            onChange={(e) => set({ overlap: e.currentTarget.value as Draft['overlap'] })}
+          >
             <option value="skip">skip the fire</option>
             <option value="buffer_one">hold one back until it ends</option>
             <option value="allow_all">start it anyway</option>
@@ -171,7 +195,11 @@ function ScheduleForm({ editing, onDone }: { editing: Schedule | undefined; onDo
         </label>
         <label class="field">
           <span>After downtime</span>
-          <select name="catch_up" value={d.catch_up} onChange={(e) => set({ catch_up: e.currentTarget.value as Draft['catch_up'] })}>
+          <select
+            name="catch_up"
+            value={d.catch_up}
+            onChange={(e) => set({ catch_up: e.currentTarget.value as Draft['catch_up'] })}
+          >
             <option value="one">one fire for the missed times</option>
             <option value="all">one fire for each missed time</option>
           </select>
@@ -229,7 +257,11 @@ function Details({ s, onChanged, onEdit }: { s: Schedule; onChanged: () => void;
       <div class="row" style={{ justifyContent: 'space-between' }}>
         <h2 class="mono">{s.id}</h2>
         <div class="row">
-          {s.paused ? <button onClick={() => void act('resume')}>Resume</button> : <button onClick={() => void act('pause')}>Pause</button>}
+          {s.paused ? (
+            <button onClick={() => void act('resume')}>Resume</button>
+          ) : (
+            <button onClick={() => void act('pause')}>Pause</button>
+          )}
           <button onClick={() => void act('trigger')}>Trigger now</button>
           <button onClick={onEdit}>Edit</button>
           <ConfirmButton
@@ -257,7 +289,8 @@ function Details({ s, onChanged, onEdit }: { s: Schedule; onChanged: () => void;
         <dd class="mono">{timingText(s)}</dd>
         <dt>Policies</dt>
         <dd>
-          overlap <span class="mono">{s.overlap}</span>, catch-up <span class="mono">{s.catch_up}</span> within <span class="mono">{s.catch_up_window}</span>
+          overlap <span class="mono">{s.overlap}</span>, catch-up <span class="mono">{s.catch_up}</span> within{' '}
+          <span class="mono">{s.catch_up_window}</span>
         </dd>
         <dt>Next 5 fire times</dt>
         <dd id="next-fire-times">
@@ -269,7 +302,10 @@ function Details({ s, onChanged, onEdit }: { s: Schedule; onChanged: () => void;
             <ol style={{ margin: 0, paddingLeft: '18px' }}>
               {s.next_fire_times.map((t) => (
                 <li key={t} class="mono">
-                  {formatTime(t)} <span class="muted">(<Ago at={t} />)</span>
+                  {formatTime(t)}{' '}
+                  <span class="muted">
+                    (<Ago at={t} />)
+                  </span>
                 </li>
               ))}
             </ol>
@@ -290,10 +326,20 @@ function Details({ s, onChanged, onEdit }: { s: Schedule; onChanged: () => void;
             <tr key={`${r.at}-${r.outcome}`}>
               <td class="mono">{formatTime(r.at)}</td>
               <td>
-                <span class={`badge ${r.outcome === 'failed' ? 's-bad' : r.outcome === 'started' || r.outcome === 'triggered' ? 's-ok' : ''}`}>{r.outcome}</span>
+                <span
+                  class={`badge ${r.outcome === 'failed' ? 's-bad' : r.outcome === 'started' || r.outcome === 'triggered' ? 's-ok' : ''}`}
+                >
+                  {r.outcome}
+                </span>
                 {r.error && <span class="small muted"> {r.error}</span>}
               </td>
-              <td>{r.invocation_id && <a class="mono small" href={`/ui/invocations/${r.invocation_id}`}>{r.invocation_id}</a>}</td>
+              <td>
+                {r.invocation_id && (
+                  <a class="mono small" href={`/ui/invocations/${r.invocation_id}`}>
+                    {r.invocation_id}
+                  </a>
+                )}
+              </td>
             </tr>
           ))}
         </tbody>
@@ -313,7 +359,9 @@ export function Schedules() {
     <div class="stack">
       <div class="page-head">
         <h1>Schedules</h1>
-        <span class="sub">{list.data ? `${schedules.length} schedule${schedules.length === 1 ? '' : 's'}` : 'loading…'}</span>
+        <span class="sub">
+          {list.data ? `${schedules.length} schedule${schedules.length === 1 ? '' : 's'}` : 'loading…'}
+        </span>
       </div>
       <ErrorBox error={list.error} />
       <div class="card">
@@ -330,14 +378,32 @@ export function Schedules() {
           </thead>
           <tbody>
             {schedules.map((s) => (
-              <tr key={s.id} data-id={s.id} class={s.id === shown?.id ? 'selected' : ''} onClick={() => setSelected(s.id)} style={{ cursor: 'pointer' }}>
+              <tr
+                key={s.id}
+                data-id={s.id}
+                class={s.id === shown?.id ? 'selected' : ''}
+                onClick={() => setSelected(s.id)}
+                style={{ cursor: 'pointer' }}
+              >
                 <td class="mono">{s.id}</td>
                 <td class="mono small">{targetText(s)}</td>
                 <td class="mono small">{timingText(s)}</td>
-                <td>{s.paused ? <span class="badge">paused</span> : s.next_fire_at ? <Ago at={s.next_fire_at} /> : <span class="muted">none left</span>}</td>
+                <td>
+                  {s.paused ? (
+                    <span class="badge">paused</span>
+                  ) : s.next_fire_at ? (
+                    <Ago at={s.next_fire_at} />
+                  ) : (
+                    <span class="muted">none left</span>
+                  )}
+                </td>
                 <td>
                   {s.last_invocation_id ? (
-                    <a class="mono small" href={`/ui/invocations/${s.last_invocation_id}`} onClick={(e) => e.stopPropagation()}>
+                    <a
+                      class="mono small"
+                      href={`/ui/invocations/${s.last_invocation_id}`}
+                      onClick={(e) => e.stopPropagation()}
+                    >
                       <Ago at={s.last_fire_at} />
                     </a>
                   ) : (

@@ -4,7 +4,13 @@
  * playground to call it. Keys / runs and state across keys are the tabs beside it.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { getService, getServiceOpenApi, type OpenApiDocument, type ServiceDetails, type ServiceHandler } from '../api/admin';
+import {
+  getService,
+  getServiceOpenApi,
+  type OpenApiDocument,
+  type ServiceDetails,
+  type ServiceHandler,
+} from '../api/admin';
 import { handlerHealth } from '../api/health';
 import { ErrorBox } from '../components/ErrorBox';
 import { HealthTable } from '../components/HealthTable';
@@ -13,10 +19,15 @@ import { Playground } from '../service/Playground';
 import { ServiceHead } from '../service/ServiceHead';
 import { Settings } from '../service/Settings';
 
-function schemasOf(doc: OpenApiDocument | undefined, service: ServiceDetails, handler: string): { input?: unknown; output?: unknown } {
+function schemasOf(
+  doc: OpenApiDocument | undefined,
+  service: ServiceDetails,
+  handler: string,
+): { input?: unknown; output?: unknown } {
   const key = service.ty === 'Service' ? '' : '/{key}';
   const op = doc?.paths?.[`/restate/call/${service.name}${key}/${handler}`]?.post;
-  const first = (content: Record<string, { schema?: unknown }> | undefined) => (content ? Object.values(content)[0]?.schema : undefined);
+  const first = (content: Record<string, { schema?: unknown }> | undefined) =>
+    content ? Object.values(content)[0]?.schema : undefined;
   return { input: first(op?.requestBody?.content), output: first(op?.responses?.['200']?.content) };
 }
 
@@ -36,7 +47,15 @@ function Schema({ label, description, schema }: { label: string; description: st
   );
 }
 
-function Handler({ service, handler, doc }: { service: ServiceDetails; handler: ServiceHandler; doc: OpenApiDocument | undefined }) {
+function Handler({
+  service,
+  handler,
+  doc,
+}: {
+  service: ServiceDetails;
+  handler: ServiceHandler;
+  doc: OpenApiDocument | undefined;
+}) {
   const schemas = schemasOf(doc, service, handler.name);
   return (
     <div class="card" id={`handler-${handler.name}`}>
@@ -74,7 +93,9 @@ export function Service({ name }: { name: string }) {
         {health.data && <HealthTable rows={health.data} showService={false} />}
       </div>
       {s && <Settings service={s} onSaved={setSaved} />}
-      {s?.handlers.map((h) => <Handler key={h.name} service={s} handler={h} doc={openapi.data} />)}
+      {s?.handlers.map((h) => (
+        <Handler key={h.name} service={s} handler={h} doc={openapi.data} />
+      ))}
     </div>
   );
 }

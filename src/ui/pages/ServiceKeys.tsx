@@ -13,7 +13,8 @@ import { toMs } from '../format';
 import { useLoad } from '../hooks/use-load';
 import { ServiceHead } from '../service/ServiceHead';
 
-const keyHref = (service: string, key: string) => `/ui/objects/${encodeURIComponent(service)}/${encodeURIComponent(key)}`;
+const keyHref = (service: string, key: string) =>
+  `/ui/objects/${encodeURIComponent(service)}/${encodeURIComponent(key)}`;
 
 function KeysTable({ service, keys }: { service: string; keys: KeySummary[] }) {
   return (
@@ -34,11 +35,21 @@ function KeysTable({ service, keys }: { service: string; keys: KeySummary[] }) {
             <td class="mono">
               <a href={keyHref(service, k.key)}>{k.key}</a>
             </td>
-            <td>{k.holder ? <a class="mono small" href={`/ui/invocations/${k.holder}`}>held by {k.holder}</a> : <span class="badge s-succeeded">free</span>}</td>
+            <td>
+              {k.holder ? (
+                <a class="mono small" href={`/ui/invocations/${k.holder}`}>
+                  held by {k.holder}
+                </a>
+              ) : (
+                <span class="badge s-succeeded">free</span>
+              )}
+            </td>
             <td class="num">{k.inbox}</td>
             <td class="num">{k.stateEntries}</td>
             <td class="num">
-              <a href={`/ui/invocations?service=${encodeURIComponent(service)}&key=${encodeURIComponent(k.key)}`}>{k.invocations}</a>
+              <a href={`/ui/invocations?service=${encodeURIComponent(service)}&key=${encodeURIComponent(k.key)}`}>
+                {k.invocations}
+              </a>
               {k.inFlight > 0 && <span class="muted small"> ({k.inFlight} in flight)</span>}
             </td>
             <td class="small">{k.lastCreated ? <Ago at={k.lastCreated} /> : '—'}</td>
@@ -103,7 +114,12 @@ export function ServiceKeys({ name }: { name: string }) {
     c.promises.some((p) => p.service === name) ||
     c.deleted.length > 0;
   const data = useLoad(
-    async () => (ty === 'Workflow' ? { runs: await workflowRuns(name, runHandler ?? 'run') } : ty === 'VirtualObject' ? { keys: await objectKeys(name) } : {}),
+    async () =>
+      ty === 'Workflow'
+        ? { runs: await workflowRuns(name, runHandler ?? 'run') }
+        : ty === 'VirtualObject'
+          ? { keys: await objectKeys(name) }
+          : {},
     [name, ty, runHandler],
     { staleOn: mine },
   );
@@ -119,9 +135,23 @@ export function ServiceKeys({ name }: { name: string }) {
         <div class="row" style={{ marginBottom: '10px' }}>
           <label class="field" style={{ flexDirection: 'row', alignItems: 'center', gap: '8px' }}>
             {ty === 'Workflow' ? 'Workflow id' : 'Key'} contains
-            <input name="key" value={filter} placeholder="any" onChange={(e) => route(`${path}${e.currentTarget.value ? `?key=${encodeURIComponent(e.currentTarget.value)}` : ''}`, true)} />
+            <input
+              name="key"
+              value={filter}
+              placeholder="any"
+              onChange={(e) =>
+                route(
+                  `${path}${e.currentTarget.value ? `?key=${encodeURIComponent(e.currentTarget.value)}` : ''}`,
+                  true,
+                )
+              }
+            />
           </label>
-          <span class="muted small">{count === undefined ? 'loading…' : `${count} ${ty === 'Workflow' ? 'run' : 'key'}${count === 1 ? '' : 's'}`}</span>
+          <span class="muted small">
+            {count === undefined
+              ? 'loading…'
+              : `${count} ${ty === 'Workflow' ? 'run' : 'key'}${count === 1 ? '' : 's'}`}
+          </span>
         </div>
         {service.data && ty === 'Service' && <div class="empty">A plain service has no keys.</div>}
         {keys && <KeysTable service={name} keys={keys} />}

@@ -17,7 +17,9 @@ export function ServiceState({ name }: { name: string }) {
   const { query: q, route, path } = useLocation();
   const filter = q.key ?? '';
   const service = useLoad(() => getService(name), [name]);
-  const state = useLoad(() => stateAcrossKeys(name, filter, LIMIT), [name, filter], { staleOn: (c) => c.state.some((s) => s.service === name) || c.deleted.length > 0 });
+  const state = useLoad(() => stateAcrossKeys(name, filter, LIMIT), [name, filter], {
+    staleOn: (c) => c.state.some((s) => s.service === name) || c.deleted.length > 0,
+  });
   const data = state.data;
   return (
     <div class="stack">
@@ -27,7 +29,17 @@ export function ServiceState({ name }: { name: string }) {
         <div class="row" style={{ marginBottom: '10px' }}>
           <label class="field" style={{ flexDirection: 'row', alignItems: 'center', gap: '8px' }}>
             Key contains
-            <input name="key" value={filter} placeholder="any" onChange={(e) => route(`${path}${e.currentTarget.value ? `?key=${encodeURIComponent(e.currentTarget.value)}` : ''}`, true)} />
+            <input
+              name="key"
+              value={filter}
+              placeholder="any"
+              onChange={(e) =>
+                route(
+                  `${path}${e.currentTarget.value ? `?key=${encodeURIComponent(e.currentTarget.value)}` : ''}`,
+                  true,
+                )
+              }
+            />
           </label>
           <span class="muted small">{data ? `${data.rows.length} keys with state` : 'loading…'}</span>
         </div>
@@ -55,7 +67,13 @@ export function ServiceState({ name }: { name: string }) {
                       const cell = r.cells.get(n);
                       return (
                         <td key={n} class="mono" title={cell?.text}>
-                          {cell === undefined ? '' : cell.text !== undefined ? shorten(cell.text) : <span class="muted">({cell.length} bytes)</span>}
+                          {cell === undefined ? (
+                            ''
+                          ) : cell.text !== undefined ? (
+                            shorten(cell.text)
+                          ) : (
+                            <span class="muted">({cell.length} bytes)</span>
+                          )}
                         </td>
                       );
                     })}
@@ -65,7 +83,9 @@ export function ServiceState({ name }: { name: string }) {
             </table>
           </div>
         )}
-        {data?.truncated && <div class="muted small">The first {LIMIT} entries are shown; filter by key for the rest.</div>}
+        {data?.truncated && (
+          <div class="muted small">The first {LIMIT} entries are shown; filter by key for the rest.</div>
+        )}
       </div>
     </div>
   );

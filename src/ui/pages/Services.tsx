@@ -11,17 +11,26 @@ interface ServiceRow {
   public: boolean;
 }
 
-const TYPE_LABEL: Record<string, string> = { service: 'Service', virtual_object: 'Virtual object', workflow: 'Workflow' };
+const TYPE_LABEL: Record<string, string> = {
+  service: 'Service',
+  virtual_object: 'Virtual object',
+  workflow: 'Workflow',
+};
 
 export function Services() {
-  const services = useLoad(() => query<ServiceRow>('SELECT name, ty, revision, deployment_id, public FROM sys_service ORDER BY name'), []);
+  const services = useLoad(
+    () => query<ServiceRow>('SELECT name, ty, revision, deployment_id, public FROM sys_service ORDER BY name'),
+    [],
+  );
   return (
     <div class="stack">
       <div class="page-head">
         <h1>Services</h1>
         <span class="sub">{services.data ? `${services.data.length} registered` : 'loading…'}</span>
         <span class="spacer" />
-        <a class="btn" href="/ui/deployments">Register a deployment</a>
+        <a class="btn" href="/ui/deployments">
+          Register a deployment
+        </a>
       </div>
       <ErrorBox error={services.error} />
       <div class="card">
@@ -51,8 +60,10 @@ export function Services() {
                 <td class="small">
                   {s.ty !== 'service' && (
                     <>
-                      <a href={`/ui/services/${encodeURIComponent(s.name)}/keys`}>{s.ty === 'workflow' ? 'runs' : 'keys'}</a> ·{' '}
-                      <a href={`/ui/services/${encodeURIComponent(s.name)}/state`}>state</a>
+                      <a href={`/ui/services/${encodeURIComponent(s.name)}/keys`}>
+                        {s.ty === 'workflow' ? 'runs' : 'keys'}
+                      </a>{' '}
+                      · <a href={`/ui/services/${encodeURIComponent(s.name)}/state`}>state</a>
                     </>
                   )}
                 </td>

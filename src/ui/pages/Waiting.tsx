@@ -27,7 +27,9 @@ const KINDS: Array<[WaitKind, string]> = [
 export function Waiting() {
   const { query: q, route, path } = useLocation();
   const kind = q.kind ?? '';
-  const waits = useLoad(loadWaits, [], { staleOn: (c) => c.invocations.length > 0 || c.objects.length > 0 || c.deleted.length > 0 });
+  const waits = useLoad(loadWaits, [], {
+    staleOn: (c) => c.invocations.length > 0 || c.objects.length > 0 || c.deleted.length > 0,
+  });
   const rows = (waits.data ?? []).filter((w) => !kind || w.kind === kind);
   const counts = new Map<string, number>();
   for (const w of waits.data ?? []) counts.set(w.kind, (counts.get(w.kind) ?? 0) + 1);
@@ -44,7 +46,12 @@ export function Waiting() {
             all {waits.data?.length ?? ''}
           </a>
           {KINDS.filter(([k]) => counts.has(k) || k === kind).map(([k, label]) => (
-            <a key={k} href={`${path}?kind=${k}`} class={kind === k ? 'on' : ''} onClick={(e) => (e.preventDefault(), route(`${path}?kind=${k}`, true))}>
+            <a
+              key={k}
+              href={`${path}?kind=${k}`}
+              class={kind === k ? 'on' : ''}
+              onClick={(e) => (e.preventDefault(), route(`${path}?kind=${k}`, true))}
+            >
               {label} {counts.get(k) ?? 0}
             </a>
           ))}
@@ -79,7 +86,9 @@ export function Waiting() {
                     )}
                   </td>
                   <td class="small">{w.since !== undefined ? <Ago at={w.since} /> : '—'}</td>
-                  <td class="small">{w.until !== undefined ? <Ago at={w.until} /> : <span class="muted">until it happens</span>}</td>
+                  <td class="small">
+                    {w.until !== undefined ? <Ago at={w.until} /> : <span class="muted">until it happens</span>}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -22,18 +22,25 @@ interface Answer {
   took: number;
 }
 
-async function invocationByKey(service: string, handler: string, key: { idempotency?: string; object?: string }): Promise<string | undefined> {
+async function invocationByKey(
+  service: string,
+  handler: string,
+  key: { idempotency?: string; object?: string },
+): Promise<string | undefined> {
   const where = [`target_service_name = ${sqlString(service)}`, `target_handler_name = ${sqlString(handler)}`];
   if (key.idempotency !== undefined) where.push(`idempotency_key = ${sqlString(key.idempotency)}`);
   if (key.object !== undefined) where.push(`target_service_key = ${sqlString(key.object)}`);
-  const rows = await query<{ id: string }>(`SELECT id FROM sys_invocation WHERE ${where.join(' AND ')} ORDER BY created_at DESC LIMIT 1`);
+  const rows = await query<{ id: string }>(
+    `SELECT id FROM sys_invocation WHERE ${where.join(' AND ')} ORDER BY created_at DESC LIMIT 1`,
+  );
   return rows[0]?.id;
 }
 
 /** An example from the handler's input schema when it has one (service/example.ts), else an empty JSON string. */
 function initialBody(handler: ServiceHandler): string {
   if (handler.input_description === 'none') return '';
-  if (handler.input_json_schema !== undefined && handler.input_json_schema !== null) return JSON.stringify(exampleOf(handler.input_json_schema), null, 2);
+  if (handler.input_json_schema !== undefined && handler.input_json_schema !== null)
+    return JSON.stringify(exampleOf(handler.input_json_schema), null, 2);
   return '""';
 }
 
@@ -89,7 +96,10 @@ export function Playground({ service, handler }: { service: ServiceDetails; hand
           invocationId = undefined;
         }
       } else {
-        invocationId = await invocationByKey(service.name, handler.name, { ...(idem ? { idempotency: idem } : {}), ...(workflow ? { object: key } : {}) });
+        invocationId = await invocationByKey(service.name, handler.name, {
+          ...(idem ? { idempotency: idem } : {}),
+          ...(workflow ? { object: key } : {}),
+        });
       }
       setAnswer({ response, took, ...(invocationId ? { invocationId } : {}) });
     } catch (err) {
@@ -126,7 +136,12 @@ export function Playground({ service, handler }: { service: ServiceDetails; hand
         {!workflow && (
           <label class="field">
             Idempotency key
-            <input name="idempotency-key" placeholder="optional" value={idempotencyKey} onInput={(e) => setIdempotencyKey(e.currentTarget.value)} />
+            <input
+              name="idempotency-key"
+              placeholder="optional"
+              value={idempotencyKey}
+              onInput={(e) => setIdempotencyKey(e.currentTarget.value)}
+            />
           </label>
         )}
       </div>
@@ -137,7 +152,12 @@ export function Playground({ service, handler }: { service: ServiceDetails; hand
             <input type="checkbox" checked={raw} onChange={() => setRaw(!raw)} /> raw
           </label>
         </span>
-        <textarea name="body" rows={Math.min(10, Math.max(3, body.split('\n').length))} value={body} onInput={(e) => setBody(e.currentTarget.value)} />
+        <textarea
+          name="body"
+          rows={Math.min(10, Math.max(3, body.split('\n').length))}
+          value={body}
+          onInput={(e) => setBody(e.currentTarget.value)}
+        />
       </label>
       <div class="row" style={{ marginTop: '10px' }}>
         <button class="primary" type="submit" disabled={busy}>

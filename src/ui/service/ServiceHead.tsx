@@ -5,11 +5,24 @@
 import { useLocation } from 'preact-iso';
 import type { ComponentChildren } from 'preact';
 
-const TYPE_LABEL: Record<string, string> = { Service: 'service', VirtualObject: 'virtual object', Workflow: 'workflow' };
+const TYPE_LABEL: Record<string, string> = {
+  Service: 'service',
+  VirtualObject: 'virtual object',
+  Workflow: 'workflow',
+};
 
-export const serviceHref = (name: string, tab = '') => `/ui/services/${encodeURIComponent(name)}${tab ? `/${tab}` : ''}`;
+export const serviceHref = (name: string, tab = '') =>
+  `/ui/services/${encodeURIComponent(name)}${tab ? `/${tab}` : ''}`;
 
-export function ServiceHead({ name, ty, children }: { name: string; ty: string | undefined; children?: ComponentChildren }) {
+export function ServiceHead({
+  name,
+  ty,
+  children,
+}: {
+  name: string;
+  ty: string | undefined;
+  children?: ComponentChildren;
+}) {
   const { path } = useLocation();
   const tabs: Array<[string, string]> = [['', 'Handlers']];
   if (ty === 'VirtualObject') tabs.push(['keys', 'Keys'], ['state', 'State']);

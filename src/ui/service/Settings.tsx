@@ -8,7 +8,13 @@ import { useState } from 'preact/hooks';
 import { modifyService, type ServiceDetails, type ServicePatch } from '../api/admin';
 import { ErrorBox } from '../components/ErrorBox';
 
-type DurationField = 'idempotency_retention' | 'journal_retention' | 'workflow_completion_retention' | 'inactivity_timeout' | 'abort_timeout' | 'state_ttl';
+type DurationField =
+  | 'idempotency_retention'
+  | 'journal_retention'
+  | 'workflow_completion_retention'
+  | 'inactivity_timeout'
+  | 'abort_timeout'
+  | 'state_ttl';
 
 const DURATIONS: Array<[DurationField, string, string]> = [
   ['idempotency_retention', 'Idempotency retention', 'how long a request with an idempotency key is deduplicated'],
@@ -16,7 +22,11 @@ const DURATIONS: Array<[DurationField, string, string]> = [
   ['workflow_completion_retention', 'Workflow retention', "how long a workflow run's result is kept"],
   ['inactivity_timeout', 'Inactivity timeout', 'silence before the server asks the handler to suspend'],
   ['abort_timeout', 'Abort timeout', 'then, before it cuts the attempt off'],
-  ['state_ttl', 'State TTL', "a key whose state is not written this long loses it; 0s: never (a handler's own TTL is set through the API)"],
+  [
+    'state_ttl',
+    'State TTL',
+    "a key whose state is not written this long loses it; 0s: never (a handler's own TTL is set through the API)",
+  ],
 ];
 
 interface Draft {
@@ -46,12 +56,15 @@ function draftOf(s: ServiceDetails): Draft {
 function patchOf(before: Draft, after: Draft): ServicePatch {
   const patch: ServicePatch = {};
   if (after.public !== before.public) patch.public = after.public;
-  for (const [k] of DURATIONS) if (after.durations[k] !== before.durations[k] && after.durations[k]) patch[k] = after.durations[k];
+  for (const [k] of DURATIONS)
+    if (after.durations[k] !== before.durations[k] && after.durations[k]) patch[k] = after.durations[k];
   const retry: NonNullable<ServicePatch['retry_policy']> = {};
   if (after.initial_interval !== before.initial_interval) retry.initial_interval = after.initial_interval;
   if (after.max_interval !== before.max_interval) retry.max_interval = after.max_interval;
-  if (after.exponentiation_factor !== before.exponentiation_factor) retry.exponentiation_factor = Number(after.exponentiation_factor);
-  if (after.max_attempts !== before.max_attempts) retry.max_attempts = after.max_attempts.trim() === '' ? null : Number(after.max_attempts);
+  if (after.exponentiation_factor !== before.exponentiation_factor)
+    retry.exponentiation_factor = Number(after.exponentiation_factor);
+  if (after.max_attempts !== before.max_attempts)
+    retry.max_attempts = after.max_attempts.trim() === '' ? null : Number(after.max_attempts);
   if (after.on_max_attempts !== before.on_max_attempts) retry.on_max_attempts = after.on_max_attempts;
   if (Object.keys(retry).length > 0) patch.retry_policy = retry;
   return patch;
@@ -65,7 +78,11 @@ export function Settings({ service, onSaved }: { service: ServiceDetails; onSave
   const shown = draftOf(service);
   const d = editing ? draft : shown;
   const set = (change: Partial<Draft>) => setDraft({ ...draft, ...change });
-  const durations = DURATIONS.filter(([k]) => (k !== 'workflow_completion_retention' || service.ty === 'Workflow') && (k !== 'state_ttl' || service.ty !== 'Service'));
+  const durations = DURATIONS.filter(
+    ([k]) =>
+      (k !== 'workflow_completion_retention' || service.ty === 'Workflow') &&
+      (k !== 'state_ttl' || service.ty !== 'Service'),
+  );
 
   const save = async (e: Event) => {
     e.preventDefault();
@@ -81,7 +98,11 @@ export function Settings({ service, onSaved }: { service: ServiceDetails; onSave
     }
   };
   const input = (value: string, onInput: (v: string) => void, name: string, placeholder = '') =>
-    editing ? <input name={name} value={value} placeholder={placeholder} onInput={(e) => onInput(e.currentTarget.value)} /> : <span class="mono">{value || '—'}</span>;
+    editing ? (
+      <input name={name} value={value} placeholder={placeholder} onInput={(e) => onInput(e.currentTarget.value)} />
+    ) : (
+      <span class="mono">{value || '—'}</span>
+    );
 
   return (
     <form class="card" id="settings" aria-label="service settings" onSubmit={save}>
@@ -103,7 +124,8 @@ export function Settings({ service, onSaved }: { service: ServiceDetails; onSave
           <dd>
             {editing ? (
               <label class="check">
-                <input type="checkbox" name="public" checked={d.public} onChange={() => set({ public: !d.public })} /> public (callable through the ingress)
+                <input type="checkbox" name="public" checked={d.public} onChange={() => set({ public: !d.public })} />{' '}
+                public (callable through the ingress)
               </label>
             ) : d.public ? (
               'public'
@@ -115,22 +137,59 @@ export function Settings({ service, onSaved }: { service: ServiceDetails; onSave
             <dt key={`${k}t`} title={help}>
               {label}
             </dt>,
-            <dd key={`${k}d`}>{input(d.durations[k] ?? '', (v) => set({ durations: { ...draft.durations, [k]: v } }), k, 'e.g. 1h, 30s')}</dd>,
+            <dd key={`${k}d`}>
+              {input(
+                d.durations[k] ?? '',
+                (v) => set({ durations: { ...draft.durations, [k]: v } }),
+                k,
+                'e.g. 1h, 30s',
+              )}
+            </dd>,
           ])}
         </dl>
         <dl class="kv settings">
           <dt>Retries start after</dt>
           <dd>{input(d.initial_interval, (v) => set({ initial_interval: v }), 'initial_interval')}</dd>
           <dt>Growing by</dt>
-          <dd>{editing ? <input name="exponentiation_factor" type="number" step="0.1" min="1" value={d.exponentiation_factor} onInput={(e) => set({ exponentiation_factor: e.currentTarget.value })} /> : <span class="mono">×{d.exponentiation_factor}</span>}</dd>
+          <dd>
+            {editing ? (
+              <input
+                name="exponentiation_factor"
+                type="number"
+                step="0.1"
+                min="1"
+                value={d.exponentiation_factor}
+                onInput={(e) => set({ exponentiation_factor: e.currentTarget.value })}
+              />
+            ) : (
+              <span class="mono">×{d.exponentiation_factor}</span>
+            )}
+          </dd>
           <dt>Up to</dt>
           <dd>{input(d.max_interval, (v) => set({ max_interval: v }), 'max_interval')}</dd>
           <dt>Attempts</dt>
-          <dd>{editing ? <input name="max_attempts" type="number" min="1" placeholder="no limit" value={d.max_attempts} onInput={(e) => set({ max_attempts: e.currentTarget.value })} /> : <span class="mono">{d.max_attempts || 'no limit'}</span>}</dd>
+          <dd>
+            {editing ? (
+              <input
+                name="max_attempts"
+                type="number"
+                min="1"
+                placeholder="no limit"
+                value={d.max_attempts}
+                onInput={(e) => set({ max_attempts: e.currentTarget.value })}
+              />
+            ) : (
+              <span class="mono">{d.max_attempts || 'no limit'}</span>
+            )}
+          </dd>
           <dt>Then</dt>
           <dd>
             {editing ? (
-              <select name="on_max_attempts" value={d.on_max_attempts} onChange={(e) => set({ on_max_attempts: e.currentTarget.value as 'Pause' | 'Kill' })}>
+              <select
+                name="on_max_attempts"
+                value={d.on_max_attempts}
+                onChange={(e) => set({ on_max_attempts: e.currentTarget.value as 'Pause' | 'Kill' })}
+              >
                 <option value="Pause">pause the invocation</option>
                 <option value="Kill">kill the invocation</option>
               </select>
@@ -144,7 +203,10 @@ export function Settings({ service, onSaved }: { service: ServiceDetails; onSave
       </div>
       {editing && (
         <>
-          <p class="muted small">New invocations get these settings; running ones keep the retry policy they started with. A forced re-registration of the deployment resets them.</p>
+          <p class="muted small">
+            New invocations get these settings; running ones keep the retry policy they started with. A forced
+            re-registration of the deployment resets them.
+          </p>
           <ErrorBox error={error} />
           <div class="row" style={{ marginTop: '10px' }}>
             <span class="spacer" />

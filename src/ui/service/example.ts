@@ -12,7 +12,8 @@ function resolve(schema: Schema, root: Schema): Schema {
   const ref = schema.$ref;
   if (typeof ref !== 'string' || !ref.startsWith('#/')) return schema;
   let node: unknown = root;
-  for (const part of ref.slice(2).split('/')) node = isSchema(node) ? node[part.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
+  for (const part of ref.slice(2).split('/'))
+    node = isSchema(node) ? node[part.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
   return isSchema(node) ? node : {};
 }
 
@@ -30,7 +31,9 @@ export function exampleOf(schema: unknown, root: unknown = schema, depth = 0): u
     case 'object': {
       const props = isSchema(s.properties) ? s.properties : {};
       const required = Array.isArray(s.required) ? (s.required as string[]) : Object.keys(props);
-      return Object.fromEntries(required.filter((k) => k in props).map((k) => [k, exampleOf(props[k], root, depth + 1)]));
+      return Object.fromEntries(
+        required.filter((k) => k in props).map((k) => [k, exampleOf(props[k], root, depth + 1)]),
+      );
     }
     case 'array':
       return [];

@@ -11,7 +11,10 @@ const REFUSED_RETRY_MS = 100;
  * the request never reached the server (it is down for a moment), so sending it again cannot
  * make it happen twice. Any other error leaves the outcome unknown and is returned.
  */
-export async function answer(deadline: number, send: (timeoutMs: number) => Promise<Response<string>>): Promise<Answer> {
+export async function answer(
+  deadline: number,
+  send: (timeoutMs: number) => Promise<Response<string>>,
+): Promise<Answer> {
   for (;;) {
     try {
       const res = await send(Math.max(1, deadline - Date.now()));

@@ -17,7 +17,10 @@ import { prng } from './prng.js';
 import { evidence, type RoundResult } from './report.js';
 import { settle } from './settle.js';
 
-export async function runCampaign(opts: CampaignOptions, onRound: (r: RoundResult) => void = () => {}): Promise<RoundResult[]> {
+export async function runCampaign(
+  opts: CampaignOptions,
+  onRound: (r: RoundResult) => void = () => {},
+): Promise<RoundResult[]> {
   const results: RoundResult[] = [];
   for (let round = 1; round <= opts.rounds; round++) {
     const result = await runRound(opts, round);
@@ -32,7 +35,10 @@ export async function runRound(opts: CampaignOptions, round: number): Promise<Ro
   const started = Date.now();
   const dir = await mkdtemp(path.join(tmpdir(), 'redstate-faults-'));
   const executionsFile = path.join(dir, 'executions.ndjson');
-  const stack = await startStack(opts.store, { serviceFile: 'faults.mjs', serviceEnv: { FAULTS_EXECUTIONS: executionsFile } }).catch(async (err: unknown) => {
+  const stack = await startStack(opts.store, {
+    serviceFile: 'faults.mjs',
+    serviceEnv: { FAULTS_EXECUTIONS: executionsFile },
+  }).catch(async (err: unknown) => {
     await rm(dir, { recursive: true, force: true });
     throw err;
   });
@@ -54,7 +60,11 @@ export async function runRound(opts: CampaignOptions, round: number): Promise<Ro
   try {
     const rng = prng(seed);
     const plan = planLoad(rng, opts.ops);
-    const injector = faultInjector(stack, opts.fault, planFaults(rng, opts.ops, opts.faultsPerRound, opts.downtimeMs ?? downtime[opts.fault]));
+    const injector = faultInjector(
+      stack,
+      opts.fault,
+      planFaults(rng, opts.ops, opts.faultsPerRound, opts.downtimeMs ?? downtime[opts.fault]),
+    );
     const sent = await runLoad(stack.ingress, plan, opts.concurrency, (op) => injector.onStart(op));
     result.acked = sent.filter((s) => s.acked).length;
     result.unavailable = sent.reduce((n, s) => n + s.unavailable, 0);
@@ -62,7 +72,13 @@ export async function runRound(opts: CampaignOptions, round: number): Promise<Ro
     result.faults = await injector.done();
     result.resumeMs = result.faults.map((f) => resumedAfter(f, sent));
     const lastFault = Math.max(started, ...result.faults.map((f) => f.restartedAt));
-    const observed = await settle(stack, sent, await readExecutions(executionsFile), opts.settleMs, lastFault + FINISH_WITHIN_MS);
+    const observed = await settle(
+      stack,
+      sent,
+      await readExecutions(executionsFile),
+      opts.settleMs,
+      lastFault + FINISH_WITHIN_MS,
+    );
     result.violations = check(sent, await readExecutions(executionsFile), observed);
   } catch (err) {
     result.violations.push(roundError(err, stack.server.output()));

@@ -16,7 +16,8 @@ import type { Sent } from './load.js';
 import { KEYS } from './plan.js';
 import type { Observed } from './settle.js';
 
-export type ViolationKind = 'lost' | 'runTwice' | 'overlap' | 'wrongCount' | 'stuckKey' | 'unfinished' | 'ambiguous' | 'error';
+export type ViolationKind =
+  'lost' | 'runTwice' | 'overlap' | 'wrongCount' | 'stuckKey' | 'unfinished' | 'ambiguous' | 'error';
 
 export interface Violation {
   kind: ViolationKind;
@@ -53,7 +54,12 @@ export function check(sent: Sent[], executions: Execution[], observed: Observed)
 function ambiguous(sent: Sent[]): Violation[] {
   return sent
     .filter((s) => s.ambiguous > 0)
-    .map((s) => ({ kind: 'ambiguous', subject: s.op.body.op, detail: `${s.op.kind} ${s.op.path} got ${s.ambiguous} answer(s) 503 whose outcome was not known`, ids: s.invocationId ? [s.invocationId] : [] }));
+    .map((s) => ({
+      kind: 'ambiguous',
+      subject: s.op.body.op,
+      detail: `${s.op.kind} ${s.op.path} got ${s.ambiguous} answer(s) 503 whose outcome was not known`,
+      ids: s.invocationId ? [s.invocationId] : [],
+    }));
 }
 
 /** Every invocation that was created completes within the bound, acknowledged or not. */
@@ -96,10 +102,12 @@ function lost(sent: Sent[], observed: Observed): Violation[] {
     const what = `${s.op.kind} ${s.op.body.op}${s.op.key ? ` on ${s.op.key}` : ''}, acknowledged as ${id}`;
     let detail: string | undefined;
     if (r?.op !== s.op.body.op) detail = `${what}: attach answered ${describe(attached)}`;
-    else if (s.result !== undefined && !isDeepStrictEqual(r, s.result)) detail = `${what}: the call answered ${JSON.stringify(s.result)}, attach now ${JSON.stringify(r)}`;
+    else if (s.result !== undefined && !isDeepStrictEqual(r, s.result))
+      detail = `${what}: the call answered ${JSON.stringify(s.result)}, attach now ${JSON.stringify(r)}`;
     else if (s.op.idempotencyKey !== undefined) {
       const byKey = observed.byIdempotencyKey.get(s.op.idempotencyKey)!;
-      if (!isDeepStrictEqual(jsonOf(byKey), r)) detail = `${what}: attach by its idempotency key answered ${describe(byKey)}`;
+      if (!isDeepStrictEqual(jsonOf(byKey), r))
+        detail = `${what}: attach by its idempotency key answered ${describe(byKey)}`;
     }
     if (detail === undefined) continue;
     reported.add(id);
@@ -118,7 +126,12 @@ function ranTwice(executions: Execution[], results: Map<string, Result>): Violat
       const list = runs.get(`${id} ${name}`) ?? [];
       const i = list.findIndex((e) => e.exec === used);
       if (i < 0) {
-        out.push({ kind: 'runTwice', subject: `${id} ${name}`, detail: `the journaled result of '${name}' (${used}) is no execution the service recorded`, ids: [id] });
+        out.push({
+          kind: 'runTwice',
+          subject: `${id} ${name}`,
+          detail: `the journaled result of '${name}' (${used}) is no execution the service recorded`,
+          ids: [id],
+        });
         continue;
       }
       for (const again of list.slice(i + 1)) {
@@ -135,7 +148,12 @@ function ranTwice(executions: Execution[], results: Map<string, Result>): Violat
   for (const [op, list] of groupBy(executions, (e) => e.op)) {
     const invocations = [...new Set(list.map((e) => e.inv))];
     if (invocations.length > 1) {
-      out.push({ kind: 'runTwice', subject: op, detail: `operation ${op} ran as ${invocations.length} invocations`, ids: invocations });
+      out.push({
+        kind: 'runTwice',
+        subject: op,
+        detail: `operation ${op} ran as ${invocations.length} invocations`,
+        ids: invocations,
+      });
     }
   }
   return out;
@@ -144,7 +162,10 @@ function ranTwice(executions: Execution[], results: Map<string, Result>): Violat
 function overlaps(executions: Execution[], results: Map<string, Result>): Violation[] {
   const out: Violation[] = [];
   const byExec = new Map(executions.map((e) => [e.exec, e]));
-  const byKey = groupBy(executions.filter((e) => e.key !== undefined), (e) => e.key!);
+  const byKey = groupBy(
+    executions.filter((e) => e.key !== undefined),
+    (e) => e.key!,
+  );
   const reported = new Set<string>();
   for (const [holder, result] of results) {
     const enter = byExec.get(result.enter ?? '');
@@ -173,7 +194,12 @@ function overlaps(executions: Execution[], results: Map<string, Result>): Violat
  * unknown; exactly the sum of the adds that ran, when all of them answered; and no two adds
  * read the same count.
  */
-function wrongCounts(sent: Sent[], executions: Execution[], results: Map<string, Result>, observed: Observed): Violation[] {
+function wrongCounts(
+  sent: Sent[],
+  executions: Execution[],
+  results: Map<string, Result>,
+  observed: Observed,
+): Violation[] {
   const out: Violation[] = [];
   const keyOfExec = new Map(executions.map((e) => [e.exec, e.key]));
   for (const key of KEYS) {
@@ -185,7 +211,9 @@ function wrongCounts(sent: Sent[], executions: Execution[], results: Map<string,
     const problems: string[] = [];
     if (typeof count !== 'number') problems.push(`its count could not be read: ${describe(answer)}`);
     else if (count < acked || count > acked + unknown) {
-      problems.push(`count ${count}, but the acknowledged adds sum to ${acked} and the unacknowledged ones to ${unknown}`);
+      problems.push(
+        `count ${count}, but the acknowledged adds sum to ${acked} and the unacknowledged ones to ${unknown}`,
+      );
     }
     // Every add that ran on the key is in the executions (it runs `enter` first); once all of
     // them have answered, the count is exactly what they added.
@@ -222,7 +250,9 @@ function stuckKeys(executions: Execution[], observed: Observed): Violation[] {
     const lock = observed.locks.get(key);
     if (lock) {
       const statusOf = (id: string) => lock.status.get(id) ?? 'no such invocation';
-      const inbox = [...groupBy(lock.inbox, statusOf)].map(([status, list]) => `${list.length} ${status}${status === 'pending' ? '' : ` (${list.join(', ')})`}`);
+      const inbox = [...groupBy(lock.inbox, statusOf)].map(
+        ([status, list]) => `${list.length} ${status}${status === 'pending' ? '' : ` (${list.join(', ')})`}`,
+      );
       const ran = executions.filter((e) => e.inv === lock.holder).map((e) => `${e.name} at ${iso(e.at)}`);
       problems.push(
         `its lock record names ${lock.holder ? `${lock.holder} as holder (${statusOf(lock.holder)}; ran ${ran.join(', ') || 'nothing'})` : 'no holder'}, ` +

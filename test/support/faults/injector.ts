@@ -64,7 +64,11 @@ async function killAndRestart(stack: Stack, kind: FaultKind, atOp: number, downt
 }
 
 /** The process a fault kills: SIGKILL, and start again on the same data, directory and port. */
-async function victim(stack: Stack, kind: FaultKind, atOp: number): Promise<{ kill(): Promise<void>; restart(): Promise<void> }> {
+async function victim(
+  stack: Stack,
+  kind: FaultKind,
+  atOp: number,
+): Promise<{ kill(): Promise<void>; restart(): Promise<void> }> {
   if (kind === 'server') return stack.server;
   if (kind === 'sdk') return stack.service;
   if (stack.redisSentinel) {

@@ -41,7 +41,12 @@ const OP_TIMEOUT_MS = 30_000;
  */
 const PAUSE_AFTER_FAILURE_MS = 100;
 
-export async function runLoad(ingress: Got, plan: Op[], concurrency: number, onStart: (op: Op) => void): Promise<Sent[]> {
+export async function runLoad(
+  ingress: Got,
+  plan: Op[],
+  concurrency: number,
+  onStart: (op: Op) => void,
+): Promise<Sent[]> {
   return pLimit(concurrency).map(plan, async (op) => {
     onStart(op);
     const sent = await send(ingress, op);
@@ -58,7 +63,9 @@ async function send(ingress: Got, op: Op): Promise<Sent> {
   let ambiguous = 0;
   let a: Answer;
   for (;;) {
-    a = await answer(deadline, (ms) => ingress.post(`restate/${op.path}`, { json: op.body, headers, timeout: { request: ms } }));
+    a = await answer(deadline, (ms) =>
+      ingress.post(`restate/${op.path}`, { json: op.body, headers, timeout: { request: ms } }),
+    );
     if (!('status' in a) || a.status !== 503 || Date.now() + RETRY_503_MS >= deadline) break;
     unavailable++;
     if (AMBIGUOUS.test(a.body)) ambiguous++;
@@ -67,7 +74,8 @@ async function send(ingress: Got, op: Op): Promise<Sent> {
   const seen = { sentAt, answeredAt: Date.now(), unavailable, ambiguous };
   if (op.path.startsWith('call/')) {
     const result = jsonOf(a, 200);
-    if (result !== undefined && 'invocationId' in a && a.invocationId !== undefined) return { op, acked: true, invocationId: a.invocationId, result, ...seen };
+    if (result !== undefined && 'invocationId' in a && a.invocationId !== undefined)
+      return { op, acked: true, invocationId: a.invocationId, result, ...seen };
   } else {
     const invocationId = (jsonOf(a, 202) as { invocationId?: string } | undefined)?.invocationId;
     if (invocationId !== undefined) return { op, acked: true, invocationId, ...seen };

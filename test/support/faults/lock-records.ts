@@ -15,13 +15,21 @@ export interface LockRecord {
   inbox: string[];
 }
 
-export async function readLockRecords(redisUrl: string, service: string, keys: string[]): Promise<Map<string, LockRecord | undefined>> {
+export async function readLockRecords(
+  redisUrl: string,
+  service: string,
+  keys: string[],
+): Promise<Map<string, LockRecord | undefined>> {
   const { partitions } = loadConfig({}, []);
   const store = await RedisStore.open(redisUrl);
   try {
     const records = await Promise.all(
       keys.map(async (key) => {
-        const raw = await store.getRecord(partitionOf(partitionKeyOf(key), partitions), RecordKind.objectKey, objectRecordKey(service, key));
+        const raw = await store.getRecord(
+          partitionOf(partitionKeyOf(key), partitions),
+          RecordKind.objectKey,
+          objectRecordKey(service, key),
+        );
         return raw === undefined ? undefined : readObjectKey(raw).context;
       }),
     );

@@ -42,4 +42,8 @@ export const longRounds: Record<FaultKind, number> = { server: 5, redis: 10, sdk
  * absorbed by ioredis's reconnection (the commands wait), a longer one fails commands whose
  * outcome is then unknown to the server; a range covers both.
  */
-export const downtime: Record<FaultKind, [min: number, max: number]> = { server: [0, 0], redis: [0, 2_000], sdk: [3_000, 3_000] };
+export const downtime: Record<FaultKind, [min: number, max: number]> = {
+  server: [0, 0],
+  redis: [0, 2_000],
+  sdk: [3_000, 3_000],
+};

@@ -28,7 +28,13 @@ export interface Op {
 
 export const KEYS = Array.from({ length: 20 }, (_, i) => `k${i}`);
 
-const mix: Array<[OpKind, number]> = [['call', 20], ['send', 15], ['idempotentSend', 15], ['addCall', 25], ['addSend', 25]];
+const mix: Array<[OpKind, number]> = [
+  ['call', 20],
+  ['send', 15],
+  ['idempotentSend', 15],
+  ['addCall', 25],
+  ['addSend', 25],
+];
 const kindByWeight = mix.flatMap(([kind, weight]) => Array<OpKind>(weight).fill(kind));
 const workSleeps = [0, 0, 10, 100, 500];
 const addSleeps = [0, 5, 20, 50];
@@ -67,8 +73,16 @@ export interface PlannedFault {
   downtimeMs: number;
 }
 
-export function planFaults(rng: Prng, ops: number, faults: number, [minDown, maxDown]: [number, number]): PlannedFault[] {
+export function planFaults(
+  rng: Prng,
+  ops: number,
+  faults: number,
+  [minDown, maxDown]: [number, number],
+): PlannedFault[] {
   const first = Math.floor(ops * 0.05);
   const last = Math.max(first, Math.floor(ops * 0.85));
-  return Array.from({ length: faults }, () => ({ atOp: rng.int(first, last), downtimeMs: rng.int(minDown, maxDown) })).sort((a, b) => a.atOp - b.atOp);
+  return Array.from({ length: faults }, () => ({
+    atOp: rng.int(first, last),
+    downtimeMs: rng.int(minDown, maxDown),
+  })).sort((a, b) => a.atOp - b.atOp);
 }

@@ -38,7 +38,19 @@ const columns: Array<[ViolationKind, string]> = [
 
 /** One row per store and fault kind; a violation count says in how many rounds it was seen. */
 export function table(results: RoundResult[]): string {
-  const head = ['store', 'fault', 'rounds', 'failed rounds', 'faults', 'ops', 'acknowledged', 'unacknowledged', '503s (retried)', 'resume s (max)', ...columns.map(([, title]) => title)];
+  const head = [
+    'store',
+    'fault',
+    'rounds',
+    'failed rounds',
+    'faults',
+    'ops',
+    'acknowledged',
+    'unacknowledged',
+    '503s (retried)',
+    'resume s (max)',
+    ...columns.map(([, title]) => title),
+  ];
   const rows: string[][] = [];
   for (const group of groupBy(results, (r) => `${r.store} ${r.fault}`).values()) {
     const first = group[0]!;
@@ -83,7 +95,9 @@ export function evidence(r: RoundResult, perKind = 5): string {
   if (r.violations.length === 0) return '';
   const out = [`## ${summary(r)}`];
   if (r.artifacts) out.push(`server log and executions kept in ${r.artifacts}`);
-  out.push(`faults: ${r.faults.map((f) => `${f.kind} killed ${iso(f.killedAt)} (op ${f.atOp}), restarted ${iso(f.restartedAt)}`).join('; ') || 'none'}`);
+  out.push(
+    `faults: ${r.faults.map((f) => `${f.kind} killed ${iso(f.killedAt)} (op ${f.atOp}), restarted ${iso(f.restartedAt)}`).join('; ') || 'none'}`,
+  );
   for (const [kind] of columns) {
     const list = r.violations.filter((v) => v.kind === kind);
     for (const v of list.slice(0, perKind)) {
@@ -101,7 +115,8 @@ export function logExcerpt(log: string, ids: string[], max = 16): string[] {
   const lines = log.split('\n');
   const keep = new Set<number>();
   lines.forEach((l, i) => {
-    if (ids.some((id) => l.includes(id))) for (const j of [i - 1, i, i + 1]) if (j >= 0 && j < lines.length) keep.add(j);
+    if (ids.some((id) => l.includes(id)))
+      for (const j of [i - 1, i, i + 1]) if (j >= 0 && j < lines.length) keep.add(j);
   });
   const picked = [...keep].sort((a, b) => a - b).map((i) => lines[i]!.slice(0, 400));
   if (picked.length === 0) return ['(the server log names none of these invocations)'];

@@ -43,10 +43,21 @@ const POLL_MS = 250;
  * @param boundMs how long outputs are waited for
  * @param finishBy by when every invocation the server created must have completed (60 s after the last fault)
  */
-export async function settle(stack: Stack, sent: Sent[], executions: Execution[], boundMs: number, finishBy: number): Promise<Observed> {
+export async function settle(
+  stack: Stack,
+  sent: Sent[],
+  executions: Execution[],
+  boundMs: number,
+  finishBy: number,
+): Promise<Observed> {
   const deadline = Date.now() + boundMs;
-  const ids = new Set([...sent.flatMap((s) => (s.invocationId ? [s.invocationId] : [])), ...executions.map((e) => e.inv)]);
-  const idempotencyKeys = new Set(sent.flatMap((s) => (s.op.idempotencyKey !== undefined ? [s.op.idempotencyKey] : [])));
+  const ids = new Set([
+    ...sent.flatMap((s) => (s.invocationId ? [s.invocationId] : [])),
+    ...executions.map((e) => e.inv),
+  ]);
+  const idempotencyKeys = new Set(
+    sent.flatMap((s) => (s.op.idempotencyKey !== undefined ? [s.op.idempotencyKey] : [])),
+  );
   const [byId, byIdempotencyKey] = await Promise.all([
     outputs(ids, deadline, (id, ms) => stack.ingress.get(`restate/output/${id}`, { timeout: { request: ms } })),
     outputs(idempotencyKeys, deadline, (key, ms) =>
@@ -61,25 +72,42 @@ export async function settle(stack: Stack, sent: Sent[], executions: Execution[]
     await delay(POLL_MS);
     unfinished = await stillRunning(stack);
   }
-  const inbox = await sqlRows(stack.admin, `SELECT service_key, id FROM sys_inbox WHERE service_name = 'Counter' ORDER BY service_key, sequence_number`);
+  const inbox = await sqlRows(
+    stack.admin,
+    `SELECT service_key, id FROM sys_inbox WHERE service_name = 'Counter' ORDER BY service_key, sequence_number`,
+  );
   const finalCalls = await mapAll(KEYS, (key) =>
     answer(Date.now() + FINAL_CALL_MS, (ms) =>
-      stack.ingress.post(`restate/call/Counter/${key}/add`, { json: { op: `final-${key}`, delta: 0, sleepMs: 0 }, timeout: { request: ms } }),
+      stack.ingress.post(`restate/call/Counter/${key}/add`, {
+        json: { op: `final-${key}`, delta: 0, sleepMs: 0 },
+        timeout: { request: ms },
+      }),
     ),
   );
   const counts = await mapAll(KEYS, (key) =>
-    answer(Date.now() + FINAL_CALL_MS, (ms) => stack.ingress.post(`restate/call/Counter/${key}/get`, { timeout: { request: ms } })),
+    answer(Date.now() + FINAL_CALL_MS, (ms) =>
+      stack.ingress.post(`restate/call/Counter/${key}/get`, { timeout: { request: ms } }),
+    ),
   );
   const stuck = KEYS.filter((key) => jsonOf(finalCalls.get(key)!) === undefined);
   const redisUrl = stack.redis?.url ?? stack.redisCluster?.url ?? stack.redisSentinel?.url;
-  const locks = redisUrl && stuck.length > 0 ? await withStatuses(stack, await readLockRecords(redisUrl, 'Counter', stuck)) : new Map();
+  const locks =
+    redisUrl && stuck.length > 0
+      ? await withStatuses(stack, await readLockRecords(redisUrl, 'Counter', stuck))
+      : new Map();
   return { byId, byIdempotencyKey, unfinished, inbox, finalCalls, counts, locks };
 }
 
 /** The status of the invocations a lock record names (holder and inbox), as sys_invocation has it. */
 async function withStatuses(stack: Stack, records: Map<string, LockRecord | undefined>): Promise<Observed['locks']> {
   const named = [...records.values()].flatMap((r) => (r ? [...(r.holder ? [r.holder] : []), ...r.inbox] : []));
-  const rows = named.length === 0 ? [] : await sqlRows(stack.admin, `SELECT id, status FROM sys_invocation WHERE id IN (${named.map((h) => `'${h}'`).join(', ')})`);
+  const rows =
+    named.length === 0
+      ? []
+      : await sqlRows(
+          stack.admin,
+          `SELECT id, status FROM sys_invocation WHERE id IN (${named.map((h) => `'${h}'`).join(', ')})`,
+        );
   const status = new Map(rows.map((r) => [String(r.id), String(r.status)]));
   return new Map([...records].map(([key, r]) => [key, r && { ...r, status }]));
 }
@@ -89,12 +117,18 @@ async function withStatuses(stack: Stack, records: Map<string, LockRecord | unde
  * completed (the answer is not 470) or the deadline passes. Polling rather than attaching: a
  * few attaches that wait for good behind a stuck key must not hold up all the others.
  */
-async function outputs<K>(names: Iterable<K>, deadline: number, ask: (name: K, timeoutMs: number) => Promise<Response<string>>): Promise<Map<K, Answer>> {
+async function outputs<K>(
+  names: Iterable<K>,
+  deadline: number,
+  ask: (name: K, timeoutMs: number) => Promise<Response<string>>,
+): Promise<Map<K, Answer>> {
   const limit = pLimit(OUTPUT_CONCURRENCY);
   const answers = new Map<K, Answer>();
   let pending = [...names];
   for (;;) {
-    await Promise.all(pending.map((name) => limit(async () => answers.set(name, await answer(deadline, (ms) => ask(name, ms))))));
+    await Promise.all(
+      pending.map((name) => limit(async () => answers.set(name, await answer(deadline, (ms) => ask(name, ms))))),
+    );
     pending = pending.filter((name) => {
       const a = answers.get(name)!;
       return 'status' in a && a.status === NOT_COMPLETED;
@@ -105,7 +139,10 @@ async function outputs<K>(names: Iterable<K>, deadline: number, ask: (name: K, t
 }
 
 function stillRunning(stack: Stack): Promise<Rows> {
-  return sqlRows(stack.admin, `SELECT id, target, status, created_at, modified_at FROM sys_invocation WHERE status <> 'completed' ORDER BY created_at`);
+  return sqlRows(
+    stack.admin,
+    `SELECT id, target, status, created_at, modified_at FROM sys_invocation WHERE status <> 'completed' ORDER BY created_at`,
+  );
 }
 
 async function mapAll<K, V>(keys: Iterable<K>, f: (key: K) => Promise<V>): Promise<Map<K, V>> {

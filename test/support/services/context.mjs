@@ -20,7 +20,10 @@ const callee = restate.service({
   name: 'Callee',
   handlers: {
     echo: async (_ctx, x) => ({ echo: x }),
-    reverse: restate.handlers.handler({ input: serde.binary, output: serde.binary }, async (_ctx, bytes) => new Uint8Array([...bytes].reverse())),
+    reverse: restate.handlers.handler(
+      { input: serde.binary, output: serde.binary },
+      async (_ctx, bytes) => new Uint8Array([...bytes].reverse()),
+    ),
     fail: async (_ctx, { code, message }) => {
       throw new TerminalError(message, { errorCode: code });
     },
@@ -203,8 +206,13 @@ const stateHandlers = {
   set: async (ctx, entries) => {
     for (const [k, v] of Object.entries(entries)) ctx.set(k, v);
   },
-  setBytes: restate.handlers.object.exclusive({ input: serde.binary }, async (ctx, bytes) => ctx.set('bytes', bytes, serde.binary)),
-  getBytes: restate.handlers.object.shared({ output: serde.binary }, async (ctx) => (await ctx.get('bytes', serde.binary)) ?? new Uint8Array()),
+  setBytes: restate.handlers.object.exclusive({ input: serde.binary }, async (ctx, bytes) =>
+    ctx.set('bytes', bytes, serde.binary),
+  ),
+  getBytes: restate.handlers.object.shared(
+    { output: serde.binary },
+    async (ctx) => (await ctx.get('bytes', serde.binary)) ?? new Uint8Array(),
+  ),
   clear: async (ctx, key) => ctx.clear(key),
   clearAll: async (ctx) => ctx.clearAll(),
   // Everything the object holds, read key by key (absent keys read as null).
@@ -222,7 +230,11 @@ const stateHandlers = {
   },
 };
 const counter = restate.object({ name: 'Counter', handlers: stateHandlers });
-const lazyCounter = restate.object({ name: 'LazyCounter', handlers: stateHandlers, options: { enableLazyState: true } });
+const lazyCounter = restate.object({
+  name: 'LazyCounter',
+  handlers: stateHandlers,
+  options: { enableLazyState: true },
+});
 
 // --- ctx.rand and ctx.date across a replay ------------------------------------------------------
 
@@ -254,15 +266,18 @@ const replay = restate.service({
  * core's command type for it, used in error reports only).
  */
 function getOutput(ctx, id) {
-  if (typeof ctx.processCompletableEntry !== 'function') throw new TerminalError('this SDK build hides processCompletableEntry');
+  if (typeof ctx.processCompletableEntry !== 'function')
+    throw new TerminalError('this SDK build hides processCompletableEntry');
   return ctx.processCompletableEntry(
     16,
     () => {},
     (vm) => vm.sys_get_invocation_output(id),
     async (value, promise) => {
       if (value === 'Empty') promise.resolve({ ready: false });
-      else if ('Success' in value) promise.resolve({ ready: true, value: JSON.parse(Buffer.from(value.Success).toString('utf8')) });
-      else if ('Failure' in value) promise.resolve({ ready: true, failure: { code: value.Failure.code, message: value.Failure.message } });
+      else if ('Success' in value)
+        promise.resolve({ ready: true, value: JSON.parse(Buffer.from(value.Success).toString('utf8')) });
+      else if ('Failure' in value)
+        promise.resolve({ ready: true, failure: { code: value.Failure.code, message: value.Failure.message } });
       else return false;
       return true;
     },
@@ -289,5 +304,6 @@ const attacher = restate.service({
 });
 
 const endpoint = restate.endpoint();
-for (const s of [callee, runs, combinators, awakeableService, caller, counter, lazyCounter, replay, attacher]) endpoint.bind(s);
+for (const s of [callee, runs, combinators, awakeableService, caller, counter, lazyCounter, replay, attacher])
+  endpoint.bind(s);
 serve(endpoint, { counts });

@@ -35,7 +35,9 @@ const durable = restate.service({
     secret: restate.handlers.handler({ ingressPrivate: true }, async () => 'secret'),
     callSecret: async (ctx) => `got ${await ctx.serviceClient(durable).secret()}`,
     // An idempotency key deduplicates this one for one second only.
-    shortDedup: restate.handlers.handler({ idempotencyRetention: 1000 }, async (ctx, tag) => ctx.run('count', () => bump(`dedup:${tag}`))),
+    shortDedup: restate.handlers.handler({ idempotencyRetention: 1000 }, async (ctx, tag) =>
+      ctx.run('count', () => bump(`dedup:${tag}`)),
+    ),
     sleepy: async (ctx, ms) => {
       await ctx.sleep(ms);
       return `slept ${ms}`;

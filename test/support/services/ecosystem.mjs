@@ -49,12 +49,22 @@ const Person = z.object({ name: z.string(), age: z.number() }).meta({ title: 'Pe
 const greeter = restate.service({
   name: 'ZGreeter',
   handlers: {
-    greet: restate.handlers.handler({ input: serde.zod(Greeting), output: serde.zod(z.string()) }, async (_ctx, { name }) => `Hello ${name}!`),
+    greet: restate.handlers.handler(
+      { input: serde.zod(Greeting), output: serde.zod(z.string()) },
+      async (_ctx, { name }) => `Hello ${name}!`,
+    ),
     lengths: restate.handlers.handler(
-      { input: serde.zod(z.array(z.string())), output: serde.zod(z.array(z.number())), description: 'The length of each word' },
+      {
+        input: serde.zod(z.array(z.string())),
+        output: serde.zod(z.array(z.number())),
+        description: 'The length of each word',
+      },
       async (_ctx, words) => words.map((w) => w.length),
     ),
-    age: restate.handlers.handler({ input: serde.zod(Person), output: serde.zod(z.number()) }, async (_ctx, person) => person.age),
+    age: restate.handlers.handler(
+      { input: serde.zod(Person), output: serde.zod(z.number()) },
+      async (_ctx, person) => person.age,
+    ),
     ready: restate.handlers.handler({ output: serde.zod(z.boolean()) }, async () => true),
     plain: async (_ctx, value) => value,
   },
@@ -65,12 +75,18 @@ const Tally = z.object({ by: z.number().int().positive() });
 const counter = restate.object({
   name: 'ZCounter',
   handlers: {
-    add: restate.handlers.object.exclusive({ input: serde.zod(Tally), output: serde.zod(z.number()) }, async (ctx, { by }) => {
-      const next = ((await ctx.get('count')) ?? 0) + by;
-      ctx.set('count', next);
-      return next;
-    }),
-    get: restate.handlers.object.shared({ output: serde.zod(z.number()) }, async (ctx) => (await ctx.get('count')) ?? 0),
+    add: restate.handlers.object.exclusive(
+      { input: serde.zod(Tally), output: serde.zod(z.number()) },
+      async (ctx, { by }) => {
+        const next = ((await ctx.get('count')) ?? 0) + by;
+        ctx.set('count', next);
+        return next;
+      },
+    ),
+    get: restate.handlers.object.shared(
+      { output: serde.zod(z.number()) },
+      async (ctx) => (await ctx.get('count')) ?? 0,
+    ),
   },
 });
 

@@ -23,5 +23,9 @@ const counter = restate.object({
   },
 });
 
-const endpoint = restate.endpoint().bind(greeter).bind(counter).withIdentityV1(...process.env.IDENTITY_KEYS.split(','));
+const endpoint = restate
+  .endpoint()
+  .bind(greeter)
+  .bind(counter)
+  .withIdentityV1(...process.env.IDENTITY_KEYS.split(','));
 serve(endpoint);

@@ -71,7 +71,11 @@ const waiterHandlers = {
 // The same handlers twice: streaming (the signal arrives while the stream is open), and with a
 // short inactivity timeout, so every wait is a suspension and the signal resumes the invocation.
 const waiter = restate.service({ name: 'SignalWaiter', handlers: waiterHandlers });
-const suspendingWaiter = restate.service({ name: 'SuspendingSignalWaiter', handlers: waiterHandlers, options: { inactivityTimeout: 100 } });
+const suspendingWaiter = restate.service({
+  name: 'SuspendingSignalWaiter',
+  handlers: waiterHandlers,
+  options: { inactivityTimeout: 100 },
+});
 
 const signaller = restate.service({
   name: 'Signaller',
@@ -106,7 +110,8 @@ const scheduled = restate.service({
       return id;
     },
     /** A delayed send whose id the caller cancels later. */
-    sendLater: async (ctx, { tag, delayMs }) => ctx.serviceSendClient(scheduled).work(tag, rpc.sendOpts({ delay: delayMs })).invocationId,
+    sendLater: async (ctx, { tag, delayMs }) =>
+      ctx.serviceSendClient(scheduled).work(tag, rpc.sendOpts({ delay: delayMs })).invocationId,
     cancel: async (ctx, id) => target(ctx, id).cancel(),
   },
 });
@@ -187,5 +192,17 @@ const parent = restate.object({
 });
 
 const endpoint = restate.endpoint();
-for (const s of [waiter, suspendingWaiter, signaller, scheduled, queue, echo, child, childObject, childWorkflow, parent]) endpoint.bind(s);
+for (const s of [
+  waiter,
+  suspendingWaiter,
+  signaller,
+  scheduled,
+  queue,
+  echo,
+  child,
+  childObject,
+  childWorkflow,
+  parent,
+])
+  endpoint.bind(s);
 serve(endpoint, { counts });

@@ -19,7 +19,8 @@ export function serve(endpoint, { counts, handler } = {}) {
   const http1 = process.env.HTTP1 === '1';
   const h = handler ?? (http1 ? endpoint.http1Handler() : endpoint.http2Handler());
   // PORT pins the endpoint's port, for a test that restarts an endpoint at the same address.
-  const ready = () => listen(http1 ? http.createServer(h) : http2.createServer(h), 'READY', undefined, Number(process.env.PORT ?? 0));
+  const ready = () =>
+    listen(http1 ? http.createServer(h) : http2.createServer(h), 'READY', undefined, Number(process.env.PORT ?? 0));
   if (!counts) return ready();
   // COUNTS is printed before READY, so a test that saw READY knows both ports.
   listen(

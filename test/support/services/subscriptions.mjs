@@ -19,7 +19,10 @@ const log = restate.object({
       ctx.set('items', items);
       ctx.set('headers', Object.fromEntries(ctx.request().headers));
     },
-    get: restate.handlers.object.shared(async (ctx) => ({ items: (await ctx.get('items')) ?? [], headers: (await ctx.get('headers')) ?? {} })),
+    get: restate.handlers.object.shared(async (ctx) => ({
+      items: (await ctx.get('items')) ?? [],
+      headers: (await ctx.get('headers')) ?? {},
+    })),
   },
 });
 

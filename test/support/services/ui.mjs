@@ -32,11 +32,14 @@ const walker = restate.service({
       return `napped ${ms}`;
     },
     // Fails with a retryable error twice, then succeeds: a last failure with a stack trace.
-    stumble: restate.handlers.handler({ retryPolicy: { initialInterval: 100, maxInterval: 200 } }, async (_ctx, tag) => {
-      const attempt = bump(`stumble:${tag}`);
-      if (attempt <= 2) throw new Error(`stumbled on attempt ${attempt}`);
-      return `up after ${attempt} attempts`;
-    }),
+    stumble: restate.handlers.handler(
+      { retryPolicy: { initialInterval: 100, maxInterval: 200 } },
+      async (_ctx, tag) => {
+        const attempt = bump(`stumble:${tag}`);
+        if (attempt <= 2) throw new Error(`stumbled on attempt ${attempt}`);
+        return `up after ${attempt} attempts`;
+      },
+    ),
   },
   options: { inactivityTimeout: 4000 },
 });
@@ -45,7 +48,11 @@ const walker = restate.service({
 // one-way send; its input has a JSON schema (the playground's example body comes from it).
 const orderSchema = {
   type: 'object',
-  properties: { item: { type: 'string', examples: ['book'] }, quantity: { type: 'integer', minimum: 1 }, gift: { type: 'boolean' } },
+  properties: {
+    item: { type: 'string', examples: ['book'] },
+    quantity: { type: 'integer', minimum: 1 },
+    gift: { type: 'boolean' },
+  },
   required: ['item', 'quantity'],
 };
 
@@ -72,9 +79,12 @@ const orders = restate.service({
       return shipped;
     }),
     // Retries for as long as the test lets it, a minute apart: each attempt fails its own way.
-    forever: restate.handlers.handler({ retryPolicy: { initialInterval: 60_000, maxInterval: 60_000 } }, async (_ctx, tag) => {
-      throw new Error(`attempt ${bump(`forever:${tag}`)} of ${tag} failed`);
-    }),
+    forever: restate.handlers.handler(
+      { retryPolicy: { initialInterval: 60_000, maxInterval: 60_000 } },
+      async (_ctx, tag) => {
+        throw new Error(`attempt ${bump(`forever:${tag}`)} of ${tag} failed`);
+      },
+    ),
     refuse: async (_ctx, why) => {
       throw new restate.TerminalError(`refused: ${why}`, { errorCode: 422 });
     },

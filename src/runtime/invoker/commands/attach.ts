@@ -6,7 +6,13 @@
  * otherwise it waits for the target after the commit (services/attachments.ts). Workflow and
  * idempotent-request targets fail the command's promise.
  */
-import { decodeAttachInvocationCommand, decodeGetInvocationOutputCommand, encodeNotification, MessageType, type Notification } from '../../../protocol/messages.js';
+import {
+  decodeAttachInvocationCommand,
+  decodeGetInvocationOutputCommand,
+  encodeNotification,
+  MessageType,
+  type Notification,
+} from '../../../protocol/messages.js';
 import { IdError, parseInvocationId } from '../../../protocol/ids.js';
 import type { JournalEntry } from '../../../store/types.js';
 import { completionResult, NOT_FOUND } from '../../kernel/results.js';
@@ -16,13 +22,18 @@ export async function attachCommand(scope: CommandScope, entry: JournalEntry): P
   const out = emptyOutcome();
   const attach = entry.type === MessageType.AttachInvocationCommand;
   const c = attach ? decodeAttachInvocationCommand(entry.payload) : decodeGetInvocationOutputCommand(entry.payload);
-  const type = attach ? MessageType.AttachInvocationCompletionNotification : MessageType.GetInvocationOutputCompletionNotification;
+  const type = attach
+    ? MessageType.AttachInvocationCompletionNotification
+    : MessageType.GetInvocationOutputCompletionNotification;
   const answer = (result: Omit<Notification, 'completionId'>) => {
     out.notifications.push({ type, payload: encodeNotification({ completionId: c.resultCompletionId, ...result }) });
     return out;
   };
   const targetId = c.invocationId;
-  if (targetId === undefined) return answer({ failure: { code: 501, message: 'attaching to workflow or idempotent-request targets is not supported yet' } });
+  if (targetId === undefined)
+    return answer({
+      failure: { code: 501, message: 'attaching to workflow or idempotent-request targets is not supported yet' },
+    });
   try {
     parseInvocationId(targetId);
   } catch (err) {

@@ -19,7 +19,10 @@ export async function commandOutcome(scope: CommandScope, entry: JournalEntry): 
   switch (entry.type) {
     case MessageType.SleepCommand: {
       const c = decodeSleepCommand(entry.payload);
-      return { ...emptyOutcome(), timersAdd: [{ ...timerOf.sleep(scope.invocationId, c.resultCompletionId), dueAt: c.wakeUpTime }] };
+      return {
+        ...emptyOutcome(),
+        timersAdd: [{ ...timerOf.sleep(scope.invocationId, c.resultCompletionId), dueAt: c.wakeUpTime }],
+      };
     }
     case MessageType.SetStateCommand:
     case MessageType.ClearStateCommand:

@@ -56,14 +56,20 @@ export class PromiseChanges {
     const key = JSON.stringify([this.service, this.workflowKey, name]);
     let rec = this.records.get(key);
     if (!rec) {
-      rec = ((await this.store.getRecord(this.partition, RecordKind.promise, key)) as PromiseRecord | undefined) ?? { waiters: [] };
+      rec = ((await this.store.getRecord(this.partition, RecordKind.promise, key)) as PromiseRecord | undefined) ?? {
+        waiters: [],
+      };
       this.records.set(key, rec);
     }
     return [key, rec];
   }
 
   /** Applies one promise command: the notifications to append now and the messages to waiters. */
-  async apply(invocationId: string, entry: JournalEntry, nextMessageId: () => string): Promise<{ notifications: JournalEntry[]; outbox: OutboxMessage[] }> {
+  async apply(
+    invocationId: string,
+    entry: JournalEntry,
+    nextMessageId: () => string,
+  ): Promise<{ notifications: JournalEntry[]; outbox: OutboxMessage[] }> {
     const notifications: JournalEntry[] = [];
     const outbox: OutboxMessage[] = [];
     const note = (type: number, n: Notification) => notifications.push({ type, payload: encodeNotification(n) });

@@ -23,7 +23,8 @@ export class CommandRejected extends Error {
 }
 
 /** An invocation's committed outcome, as attach and get-output see it. */
-export type TargetOutcome = { state: 'completed'; completion: Completion } | { state: 'pending' } | { state: 'missing' };
+export type TargetOutcome =
+  { state: 'completed'; completion: Completion } | { state: 'pending' } | { state: 'missing' };
 
 export interface CommandScope {
   invocationId: string;

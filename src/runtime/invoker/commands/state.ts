@@ -18,7 +18,10 @@ import { CommandRejected, emptyOutcome, type CommandOutcome, type CommandScope }
 
 function requireKeyed(scope: CommandScope, write: boolean): void {
   if (scope.target.serviceTy === 'Service') {
-    throw new CommandRejected(ProtocolCode.protocolViolation, 'state commands are not allowed in a plain service handler');
+    throw new CommandRejected(
+      ProtocolCode.protocolViolation,
+      'state commands are not allowed in a plain service handler',
+    );
   }
   if (write && scope.handlerTy === 'Shared') {
     throw new CommandRejected(ProtocolCode.protocolViolation, 'state writes are not allowed in a shared handler');
@@ -58,18 +61,32 @@ export async function stateCommand(scope: CommandScope, entry: JournalEntry): Pr
       requireKeyed(scope, false);
       const c = decodeGetLazyStateCommand(entry.payload);
       const key = utf8(c.key);
-      const stored = await scope.store.readStateKey(scope.partition, storedService(scope.target), scope.target.key!, key);
+      const stored = await scope.store.readStateKey(
+        scope.partition,
+        storedService(scope.target),
+        scope.target.key!,
+        key,
+      );
       const value = withPending(scope, stored === undefined ? new Map() : new Map([[key, stored]])).get(key);
-      const n = value === undefined ? { completionId: c.resultCompletionId, void: true as const } : { completionId: c.resultCompletionId, value };
+      const n =
+        value === undefined
+          ? { completionId: c.resultCompletionId, void: true as const }
+          : { completionId: c.resultCompletionId, value };
       out.notifications.push({ type: MessageType.GetLazyStateCompletionNotification, payload: encodeNotification(n) });
       break;
     }
     case MessageType.GetLazyStateKeysCommand: {
       requireKeyed(scope, false);
       const c = decodeGetLazyStateKeysCommand(entry.payload);
-      const state = withPending(scope, await scope.store.readState(scope.partition, storedService(scope.target), scope.target.key!));
+      const state = withPending(
+        scope,
+        await scope.store.readState(scope.partition, storedService(scope.target), scope.target.key!),
+      );
       const stateKeys = [...state.keys()].sort().map((k) => Buffer.from(k, 'utf8'));
-      out.notifications.push({ type: MessageType.GetLazyStateKeysCompletionNotification, payload: encodeNotification({ completionId: c.resultCompletionId, stateKeys }) });
+      out.notifications.push({
+        type: MessageType.GetLazyStateKeysCompletionNotification,
+        payload: encodeNotification({ completionId: c.resultCompletionId, stateKeys }),
+      });
       break;
     }
   }
