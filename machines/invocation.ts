@@ -94,6 +94,8 @@ export interface InvocationInput {
   traceparent?: string;
   /** One or two `/`-separated levels under the scope; the limit rules count per value. */
   limitKey?: string;
+  /** Among its scope's waiters, lower starts first (machines/limiter.ts `PRIORITY`). */
+  priority?: number;
   /**
    * Runs only once its scope's limiter (machines/limiter.ts) gave it a slot: a scoped
    * invocation with vqueues enabled. Its virtual queue is `vqueueId`.

@@ -6,9 +6,11 @@
  * (`release`); a running, suspended or backing-off invocation keeps its slot, as in Restate.
  * A slot is given when every enabled rule matching the invocation's scope and limit key has
  * room: fewer holders in the rule's bucket than its `concurrency`, and a token in its bucket
- * when it has a `rate`. The others wait, and are admitted in arrival order whenever something
- * changes: a release, a rule change, a resume, a token. A paused virtual queue's invocations
- * wait whatever the rules say.
+ * when it has a `rate`. The others wait, and are admitted by priority, then in arrival order,
+ * whenever something changes: a release, a rule change, a resume, a token. A paused virtual
+ * queue's invocations wait whatever the rules say. A rule's `backlog` bounds how many may wait
+ * in its bucket; the runtime refuses new requests past it before they are stored
+ * (`backlogFull`), so the machine never sees them.
  *
  * Pure: every event carries the rules in force and `now`; giving a slot is an effect (`grant`)
  * the runtime performs after the commit, and `wakeAt` asks for a `tick` when the next token
@@ -24,7 +26,12 @@ export interface FlowRule {
   concurrency?: number;
   /** Invocations started per second (a token bucket holding one token). */
   rate?: number;
+  /** How many may wait in the rule's bucket; past it new requests are refused. */
+  backlog?: number;
 }
+
+/** Priorities of `x-restate-priority`: 1 starts first, 9 last; without one, the middle. */
+export const PRIORITY = { first: 1, last: 9, default: 5 } as const;
 
 export interface VqueueRef {
   id: string;
@@ -39,6 +46,15 @@ export interface Slot {
   vqueue: string;
   /** When it asked (waiting) or got it (running). */
   at: number;
+  /** `PRIORITY`; absent means `PRIORITY.default`. */
+  priority?: number;
+}
+
+const priorityOf = (slot: Slot): number => slot.priority ?? PRIORITY.default;
+
+/** Waiters in the order they are admitted: by priority, then by arrival (`waiting`'s order; the sort is stable). */
+export function admissionOrder(waiting: readonly Slot[]): Slot[] {
+  return [...waiting].sort((a, b) => priorityOf(a) - priorityOf(b));
 }
 
 export interface VqueueMeta {
@@ -70,7 +86,7 @@ interface Stamp {
 }
 
 export type LimiterEvent =
-  | ({ type: 'acquire'; invocationId: string; limitKey?: string; vqueue: VqueueRef } & Stamp)
+  | ({ type: 'acquire'; invocationId: string; limitKey?: string; priority?: number; vqueue: VqueueRef } & Stamp)
   | ({ type: 'release'; invocationId: string } & Stamp)
   /** Rules changed, or a token is due: admit what can run now. */
   | ({ type: 'tick' } & Stamp)
@@ -155,13 +171,61 @@ export function blockedOn(context: LimiterContext, slot: Slot, now: number): Blo
   return reason(context, slot, now, buckets, usage(context, buckets));
 }
 
+/** How many of `keys` (limit keys) fall into `bucket`. */
+function countIn(buckets: BucketsOf, keys: Iterable<string | undefined>, bucket: string): number {
+  let n = 0;
+  for (const k of keys) if (buckets(k).some((b) => b.bucket === bucket)) n++;
+  return n;
+}
+
+/**
+ * The first rule whose `backlog` a new waiter with `limitKey` would overflow, if any. It counts
+ * the waiters in the rule's bucket and those on their way (`coming`: the limit keys of
+ * invocations stored, or being stored, that have not asked yet), less the bucket's free slots
+ * while nobody waits in it (those start at once).
+ */
+export function backlogFull(
+  context: LimiterContext,
+  limitKey: string | undefined,
+  coming: ReadonlyArray<string | undefined>,
+): FlowRule | undefined {
+  const buckets = bucketsOf(context);
+  const bounded = buckets(limitKey).filter(({ rule }) => rule.backlog !== undefined);
+  if (bounded.length === 0) return undefined;
+  const used = usage(context, buckets);
+  const waitingKeys = context.waiting.map((s) => s.limitKey);
+  for (const { rule, bucket } of bounded) {
+    const waiting = countIn(buckets, waitingKeys, bucket);
+    const free =
+      waiting === 0 && rule.concurrency !== undefined ? Math.max(0, rule.concurrency - (used.get(bucket) ?? 0)) : 0;
+    if (waiting + countIn(buckets, coming, bucket) - free >= rule.backlog!) return rule;
+  }
+  return undefined;
+}
+
+/** The backlog bound that waiters with `limitKey` are closest to: its limit and the waiters in its bucket. */
+export function backlogUse(
+  context: LimiterContext,
+  limitKey: string | undefined,
+): { limit: number; used: number } | undefined {
+  const buckets = bucketsOf(context);
+  const waitingKeys = context.waiting.map((s) => s.limitKey);
+  let closest: { limit: number; used: number } | undefined;
+  for (const { rule, bucket } of buckets(limitKey)) {
+    if (rule.backlog === undefined) continue;
+    const use = { limit: rule.backlog, used: countIn(buckets, waitingKeys, bucket) };
+    if (!closest || use.limit - use.used < closest.limit - closest.used) closest = use;
+  }
+  return closest;
+}
+
 interface Admission {
   context: LimiterContext;
   granted: string[];
   wakeAt?: number;
 }
 
-/** Admits waiters in arrival order while they fit; a waiter that does not fit leaves the order of the others alone. */
+/** Admits waiters by priority, then arrival, while they fit; a waiter that does not fit leaves the order of the others alone. */
 function admit(from: LimiterContext, now: number): Admission {
   if (from.waiting.length === 0) return { context: from, granted: [] };
   const buckets = bucketsOf(from);
@@ -169,10 +233,12 @@ function admit(from: LimiterContext, now: number): Admission {
   const tokens = { ...from.tokens };
   const view = { ...from, tokens };
   const admitted: Slot[] = [];
-  const waiting: Slot[] = [];
+  let waiting: Slot[] = [];
   const started = new Set<string>();
   let wakeAt: number | undefined;
-  for (const slot of from.waiting) {
+  // Sorted only when someone asked for a priority: most scopes never do.
+  const prioritized = from.waiting.some((s) => s.priority !== undefined && s.priority !== PRIORITY.default);
+  for (const slot of prioritized ? admissionOrder(from.waiting) : from.waiting) {
     const blocked = reason(view, slot, now, buckets, used);
     if (blocked === 'limit-key-throttling') {
       for (const { rule, bucket } of buckets(slot.limitKey)) {
@@ -193,6 +259,11 @@ function admit(from: LimiterContext, now: number): Admission {
     started.add(slot.vqueue);
   }
   if (admitted.length === 0) return { context: from, granted: [], ...(wakeAt !== undefined ? { wakeAt } : {}) };
+  // `waiting` stays in arrival order.
+  if (prioritized) {
+    const left = new Set(waiting);
+    waiting = from.waiting.filter((s) => left.has(s));
+  }
   const vqueues = { ...from.vqueues };
   for (const id of started) if (vqueues[id]) vqueues[id] = { ...vqueues[id], lastStartAt: now };
   return {
@@ -224,6 +295,7 @@ function applied(context: LimiterContext, event: LimiterEvent): LimiterContext {
         vqueue: vqueue.id,
         at: event.now,
         ...(event.limitKey !== undefined ? { limitKey: event.limitKey } : {}),
+        ...(event.priority !== undefined ? { priority: event.priority } : {}),
       };
       return {
         ...next,

@@ -57,6 +57,11 @@ export class DiscoveryFailed extends DomainError {}
 /** Something the request needs cannot be reached now; retry later (503). Reported once where it happens, not per request. */
 export class Unavailable extends DomainError {}
 
+/** Refused for now, nothing done: a bounded queue is full (429, with `Retry-After` in seconds). */
+export class TooManyRequests extends DomainError {
+  readonly retryAfterSeconds = 1;
+}
+
 /** A node was asked to do what another node owns now (src/cluster/): ask the owner instead. */
 export class Misdirected extends Unavailable {
   constructor(readonly partition: number) {
@@ -72,6 +77,7 @@ export function statusOf(err: DomainError): number {
   if (err instanceof NotImplemented) return 501;
   if (err instanceof Gone) return 410;
   if (err instanceof Unprocessable) return 422;
+  if (err instanceof TooManyRequests) return 429;
   if (err instanceof Unavailable) return 503;
   return 500;
 }

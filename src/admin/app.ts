@@ -25,6 +25,7 @@ import { invocationRoutes } from './routes/invocations.js';
 import { liveEventRoutes } from './routes/live-events.js';
 import { queryRoutes, type QueryRouteDeps } from './routes/query.js';
 import { serviceStateRoutes } from './routes/service-state.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import { uiRoutes } from './ui.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { ObservedStore } from '../store/observed.js';
@@ -127,6 +128,7 @@ export function createAdminApp(deps: AdminDeps): Koa {
   if (deps.live) {
     invocationRoutes(deps.live.runtime)(router);
     serviceStateRoutes(deps.live.runtime, deps.registry)(router);
+    scheduleRoutes(router, deps.live.runtime, deps.registry);
     // Live event streams never finish by themselves: they end when the server stops.
     liveEventRoutes(deps.live.observed, deps.live.stopping)(router);
     uiRoutes()(router);

@@ -14,7 +14,7 @@ type ObjectNode = Extract<JsonNode, { kind: 'object' }>;
 const DESERIALIZE = 'Failed to deserialize the JSON body into the target type: ';
 
 /** A serde error at `path` (empty for the root), positioned after `consumed` bytes. */
-class Decoder {
+export class Decoder {
   constructor(private readonly doc: JsonDocument) {}
 
   fail(path: string, message: string, consumed: number): AdminTextError {
@@ -80,7 +80,7 @@ class Decoder {
   }
 }
 
-const isNull = (n: JsonNode | undefined): n is undefined => n === undefined || n.kind === 'null';
+export const isNull = (n: JsonNode | undefined): n is undefined => n === undefined || n.kind === 'null';
 
 export function decodeCreateCluster(doc: JsonDocument): { name: string; properties: Record<string, string> } {
   const d = new Decoder(doc);
@@ -169,12 +169,15 @@ export function decodeUpsertRules(doc: JsonDocument): RuleUpsert[] {
     };
     const limits = obj.get('limits');
     if (!isNull(limits)) {
-      const l = d.struct(limits, `${at}.limits`, 'UserLimits', ['concurrency', 'rate']);
+      const l = d.struct(limits, `${at}.limits`, 'UserLimits', ['concurrency', 'rate', 'backlog']);
       const c = l.get('concurrency');
       if (!isNull(c)) rule.concurrency = d.u32(c, `${at}.limits.concurrency`, true);
       // Ours, beyond the reference: invocations started per second.
       const rate = l.get('rate');
       if (!isNull(rate)) rule.rate = d.u32(rate, `${at}.limits.rate`, true);
+      // Ours too: how many may wait in a bucket before new requests are refused (0: none may).
+      const backlog = l.get('backlog');
+      if (!isNull(backlog)) rule.backlog = d.u32(backlog, `${at}.limits.backlog`, false);
     }
     const description = obj.get('description');
     if (!isNull(description)) rule.description = d.string(description, `${at}.description`);

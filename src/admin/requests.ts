@@ -144,7 +144,50 @@ const DURATION_FIELDS = {
   workflow_completion_retention: 'workflowCompletionRetention',
   inactivity_timeout: 'inactivityTimeout',
   abort_timeout: 'abortTimeout',
+  // Ours (issue 26): "0s" turns it off.
+  state_ttl: 'stateTtl',
 } as const satisfies Record<string, keyof ServicePatch>;
+
+/** A duration field: friendly or ISO 8601 text, with serde's error at the value. */
+function durationField(doc: JsonDocument, field: string, value: JsonNode): number {
+  if (value.kind !== 'string')
+    throw fieldError(doc, field, `invalid type: ${describeUnexpected(value)}, expected a string`, value.at);
+  try {
+    return parseDuration(value.value);
+  } catch (err) {
+    if (err instanceof DurationParseError) throw fieldError(doc, field, err.message, value.at);
+    throw err;
+  }
+}
+
+/**
+ * `handlers` of PATCH /services/{name}, ours (issue 26): per-handler overrides, for now only
+ * `{"<handler>": {"state_ttl": "1h"}}`; null removes the override, "0s" makes that handler's
+ * writes never expire.
+ */
+function decodeHandlerOverrides(doc: JsonDocument, node: JsonNode): Record<string, number | null> {
+  if (node.kind !== 'object')
+    throw fieldError(
+      doc,
+      'handlers',
+      `invalid type: ${describeUnexpected(node)}, expected a map of handler names`,
+      node.at,
+    );
+  const out: Record<string, number | null> = {};
+  for (const [name, value] of node.entries) {
+    if (value.kind !== 'object')
+      throw fieldError(
+        doc,
+        `handlers.${name}`,
+        `invalid type: ${describeUnexpected(value)}, expected struct HandlerOverrides`,
+        value.at,
+      );
+    const ttl = value.entries.find(([k]) => k === 'state_ttl')?.[1];
+    if (ttl === undefined) continue;
+    out[name] = ttl.kind === 'null' ? null : durationField(doc, `handlers.${name}.state_ttl`, ttl);
+  }
+  return out;
+}
 
 /**
  * `retry_policy` of PATCH /services/{name}, a redstate extension (Restate 1.7.12 sets a retry
@@ -168,14 +211,7 @@ function decodeRetryPolicy(doc: JsonDocument, node: JsonNode): Partial<RetryPoli
       continue;
     }
     if (key === 'initial_interval' || key === 'max_interval') {
-      if (value.kind !== 'string')
-        throw fieldError(doc, field(key), `invalid type: ${describeUnexpected(value)}, expected a string`, value.at);
-      try {
-        policy[key === 'initial_interval' ? 'initialInterval' : 'maxInterval'] = parseDuration(value.value);
-      } catch (err) {
-        if (err instanceof DurationParseError) throw fieldError(doc, field(key), err.message, value.at);
-        throw err;
-      }
+      policy[key === 'initial_interval' ? 'initialInterval' : 'maxInterval'] = durationField(doc, field(key), value);
     } else if (key === 'exponentiation_factor') {
       if (value.kind !== 'number' || value.value < 1)
         throw fieldError(
@@ -223,12 +259,16 @@ export function decodeModifyService(doc: JsonDocument): ServicePatch {
   const patch: ServicePatch = {};
   const seen = new Set<string>();
   for (const [key, value] of root.entries) {
-    if (key !== 'public' && key !== 'retry_policy' && !(key in DURATION_FIELDS)) continue;
+    if (key !== 'public' && key !== 'retry_policy' && key !== 'handlers' && !(key in DURATION_FIELDS)) continue;
     if (seen.has(key)) throw fieldError(doc, undefined, `duplicate field \`${key}\``, value.at);
     seen.add(key);
     if (value.kind === 'null') continue;
     if (key === 'retry_policy') {
       patch.retryPolicy = decodeRetryPolicy(doc, value);
+      continue;
+    }
+    if (key === 'handlers') {
+      patch.handlerStateTtl = decodeHandlerOverrides(doc, value);
       continue;
     }
     if (key === 'public') {
@@ -237,14 +277,7 @@ export function decodeModifyService(doc: JsonDocument): ServicePatch {
       patch.public = value.value;
       continue;
     }
-    if (value.kind !== 'string')
-      throw fieldError(doc, key, `invalid type: ${describeUnexpected(value)}, expected a string`, value.at);
-    try {
-      patch[DURATION_FIELDS[key as keyof typeof DURATION_FIELDS]] = parseDuration(value.value);
-    } catch (err) {
-      if (err instanceof DurationParseError) throw fieldError(doc, key, err.message, value.at);
-      throw err;
-    }
+    patch[DURATION_FIELDS[key as keyof typeof DURATION_FIELDS]] = durationField(doc, key, value);
   }
   return patch;
 }

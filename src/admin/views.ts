@@ -41,6 +41,8 @@ export function handlerView(service: ServiceMeta, h: HandlerMeta) {
     input_json_schema: h.input.jsonSchema,
     output_json_schema: h.output.jsonSchema,
     retry_policy: handlerRetryPolicy(h.retryPolicy),
+    // Ours (issue 26): the handler's override, "0s" when its writes never expire.
+    state_ttl: optionalDuration(h.stateTtl),
   };
 }
 
@@ -67,6 +69,8 @@ export function serviceView(s: ServiceMeta) {
       max_interval: formatDuration(s.retryPolicy.maxInterval),
       on_max_attempts: s.retryPolicy.onMaxAttempts,
     },
+    // Ours (issue 26): absent when the service's state never expires.
+    state_ttl: optionalDuration(s.stateTtl),
   };
 }
 

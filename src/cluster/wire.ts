@@ -12,6 +12,7 @@ import {
   Misdirected,
   NotFound,
   NotImplemented,
+  TooManyRequests,
   Unavailable,
   Unprocessable,
 } from '../errors.js';
@@ -53,6 +54,7 @@ const DOMAIN: Record<string, new (message: string, code?: string | null) => Doma
   NotImplemented,
   Gone,
   Unprocessable,
+  TooManyRequests,
   DiscoveryFailed,
   Unavailable,
 };

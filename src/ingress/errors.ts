@@ -4,7 +4,7 @@
  * `IngressError`, the layers below domain errors; nothing else writes error bodies.
  */
 import type { Context, Next } from 'koa';
-import { DomainError, statusOf, Unavailable } from '../errors.js';
+import { DomainError, statusOf, TooManyRequests, Unavailable } from '../errors.js';
 import { LogField, type Logger } from '../telemetry/log.js';
 
 export type ErrorSource = 'ingress' | 'invocation';
@@ -67,6 +67,8 @@ export function errorFunnel(log: Logger) {
 
 function asIngressError(err: unknown): IngressError {
   if (err instanceof IngressError) return err;
+  if (err instanceof TooManyRequests)
+    return new IngressError(429, err.message, 'ingress', { headers: { 'retry-after': String(err.retryAfterSeconds) } });
   if (err instanceof DomainError) return new IngressError(statusOf(err), err.message);
   return new IngressError(500, err instanceof Error ? err.message : String(err), 'ingress');
 }

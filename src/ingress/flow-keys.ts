@@ -1,5 +1,6 @@
 /**
- * The scope and the limit key of an ingress request (reference-behavior.md §2.9): the scope is
+ * The scope, the limit key and the priority of an ingress request (reference-behavior.md §2.9;
+ * the priority is ours, `x-restate-priority`): the scope is
  * one path segment, the limit key comes from the `x-restate-limit-key` header or the
  * `?limit-key=` parameter (the header wins; empty counts as none). Both are "restricted
  * values": 1–36 bytes of [a-zA-Z0-9_.-], checked in the reference's order (empty, length,
@@ -7,6 +8,7 @@
  */
 import type { Context } from 'koa';
 import { IngressError } from './errors.js';
+import { PRIORITY } from '../../machines/limiter.js';
 
 const MAX_LEN = 36;
 const ALLOWED = /^[a-zA-Z0-9_.-]*$/;
@@ -50,4 +52,16 @@ export function checkLimitKey(raw: string): string {
     if (problem) throw new IngressError(400, `invalid limit-key: invalid limit-key component: ${problem}`);
   }
   return levels.join('/');
+}
+
+/** `x-restate-priority`: a whole number from `PRIORITY.first` (starts first) to `PRIORITY.last`. */
+export function checkPriority(raw: string): number {
+  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= PRIORITY.first && n <= PRIORITY.last)) {
+    throw new IngressError(
+      400,
+      `bad x-restate-priority header, must be a whole number from ${PRIORITY.first} (starts first) to ${PRIORITY.last} (starts last), default ${PRIORITY.default}: '${raw}'`,
+    );
+  }
+  return n;
 }

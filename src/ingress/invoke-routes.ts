@@ -8,7 +8,7 @@ import { isWorkflowRun, type EffectiveHandler, type ServiceMeta } from '../regis
 import type { Target } from '../../machines/invocation.js';
 import type { Header } from '../protocol/messages.js';
 import type { InvokeRequest, InvokeResult } from '../runtime/types.js';
-import { checkInput, inputHeaders, parseDelay, readBody, segmentsAfter } from './request.js';
+import { checkInput, inputHeaders, parseAt, parseDelay, readBody, segmentsAfter } from './request.js';
 import { writeCompletion } from './results.js';
 import { rfc3339Nanos } from '../timestamps.js';
 import { attachOutcome, type Outcome } from './answers.js';
@@ -16,7 +16,7 @@ import type { IngressDeps } from './deps.js';
 import { IngressError, methodNotAllowed } from './errors.js';
 import { requestTelemetry, type RequestTelemetry } from './telemetry.js';
 import { ulid } from './ulid.js';
-import { checkLimitKey, checkScope, rawLimitKey } from './flow-keys.js';
+import { checkLimitKey, checkPriority, checkScope, rawLimitKey } from './flow-keys.js';
 
 const BAD_PATH =
   'bad path, expected /restate/call/:service/:handler, /restate/send/:service/:handler, /restate/scope/:scope/call/:service/:handler, /restate/attach/:invocation_id, /restate/output/:invocation_id, or /restate/lookup';
@@ -41,8 +41,12 @@ export interface InvocationAsk {
   scope?: string;
   /** As given (checked here); needs a scope. */
   limitKey?: string;
+  /** `x-restate-priority` as given (checked here); needs a scope. */
+  priority?: string;
   /** As given (ISO 8601 or the friendly form); sends only. */
   delay?: string;
+  /** When to start, as given (RFC 3339); sends only, never beside `delay`. */
+  at?: string;
   idempotencyKey?: string;
   /** Read only once the ask is known to be acceptable, so an unknown target is a 404 before a body is a 413. */
   body(): Promise<Buffer>;
@@ -107,13 +111,22 @@ async function requestOf(
   if (ask.limitKey !== undefined && ask.scope === undefined)
     throw new IngressError(400, 'limit-key requires a scope to be set');
   const limitKey = ask.limitKey !== undefined ? checkLimitKey(ask.limitKey) : undefined;
+  if (ask.priority !== undefined && ask.scope === undefined)
+    throw new IngressError(400, 'x-restate-priority requires a scope to be set');
+  const priority = ask.priority !== undefined ? checkPriority(ask.priority) : undefined;
   if (ask.delay !== undefined && mode === 'call') {
     throw new IngressError(
       400,
       'cannot use the delay query parameter with calls. The delay is supported only with sends',
     );
   }
+  if (ask.at !== undefined && mode === 'call') {
+    throw new IngressError(400, 'cannot use the at query parameter with calls. The at is supported only with sends');
+  }
+  if (ask.at !== undefined && ask.delay !== undefined)
+    throw new IngressError(400, 'cannot use both the delay and the at query parameters, use one of them');
   const delay = ask.delay !== undefined ? parseDelay(ask.delay) : undefined;
+  const at = ask.at !== undefined ? parseAt(ask.at) : undefined;
   const { idempotencyKey } = ask;
   if (idempotencyKey !== undefined && isWorkflowRun(resolved)) {
     throw new IngressError(
@@ -133,11 +146,14 @@ async function requestOf(
     retryPolicy: resolved.retryPolicy,
     invokedBy: 'ingress',
     ...(delay !== undefined ? { executeAt: now + delay } : {}),
+    // A time already past starts now, as `?delay=0s` does.
+    ...(at !== undefined ? { executeAt: Math.max(at, now) } : {}),
     ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
     // §2.5: calls and sends to services and objects without a key still record one (workflows do not).
     ...(idempotencyKey === undefined && target.serviceTy !== 'Workflow' ? { autoIdempotencyKey: ulid(now) } : {}),
     ...(traceparent ? { traceparent } : {}),
     ...(limitKey !== undefined ? { limitKey } : {}),
+    ...(priority !== undefined ? { priority } : {}),
   };
   return { req, handler: resolved };
 }
@@ -202,12 +218,14 @@ async function invoke(
   if (ctx.method !== 'POST' && ctx.method !== 'GET') throw methodNotAllowed();
   if (segments.length < 2 || segments.length > 3) throw new IngressError(400, badPath);
   // The last value of a repeated parameter, as serde's query extractor takes it.
-  const delay = ctx.query['delay'];
+  const delay = lastOf(ctx.query['delay']);
+  const at = lastOf(ctx.query['at']);
   const idempotencyKey =
     ctx.get('idempotency-key') !== '' || ctx.req.headers['idempotency-key'] !== undefined
       ? ctx.get('idempotency-key')
       : undefined;
   const limitKey = rawLimitKey(ctx);
+  const priority = ctx.get('x-restate-priority') || undefined;
   const contentType = ctx.get('content-type') || undefined;
   const ask: InvocationAsk = {
     mode,
@@ -216,7 +234,9 @@ async function invoke(
     handler: segments[segments.length - 1]!,
     ...(scope !== undefined ? { scope } : {}),
     ...(limitKey !== undefined ? { limitKey } : {}),
-    ...(delay !== undefined ? { delay: typeof delay === 'string' ? delay : delay[delay.length - 1]! } : {}),
+    ...(priority !== undefined ? { priority } : {}),
+    ...(delay !== undefined ? { delay } : {}),
+    ...(at !== undefined ? { at } : {}),
     ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
     body: () => readBody(ctx, deps.config.requestSizeLimit),
     ...(contentType !== undefined ? { contentType } : {}),
@@ -236,6 +256,10 @@ async function invoke(
   }
   const { done, expiresAt, handler } = await callOf(deps, ask);
   writeCompletion(ctx, handler.handler.output, done, expiresAt);
+}
+
+function lastOf(param: string | string[] | undefined): string | undefined {
+  return typeof param === 'string' || param === undefined ? param : param[param.length - 1];
 }
 
 export function registerInvokeRoutes(router: Router, deps: IngressDeps): void {

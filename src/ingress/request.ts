@@ -1,7 +1,7 @@
 /**
  * Turning an ingress HTTP request into the parts of an invocation: the raw body (with the size
  * limit), the headers recorded in the Input entry, the content-type check against the
- * handler's declared input, and the `?delay=` parameter.
+ * handler's declared input, and the `?delay=` and `?at=` parameters.
  */
 import type { Context } from 'koa';
 import { IngressError } from './errors.js';
@@ -9,6 +9,7 @@ import type { HandlerMeta } from '../registry/types.js';
 import { inputFailure } from '../registry/payload-rules.js';
 import { parseDuration } from '../registry/durations.js';
 import type { Header } from '../protocol/messages.js';
+import { parseRfc3339 } from '../timestamps.js';
 
 /** Path segments after `prefix`, each URL-decoded; a `%2F` stays inside its segment. */
 export function segmentsAfter(path: string, prefix: string): string[] {
@@ -86,4 +87,19 @@ export function parseDelay(raw: string): number {
   } catch (err) {
     throw new IngressError(400, `bad delay query parameter, must be a ISO8601 duration: ${(err as Error).message}`);
   }
+}
+
+/**
+ * `?at=` on sends (a redstate addition, restatedev/restate#3916): an RFC 3339 timestamp. A `+`
+ * of an offset left unencoded in the query arrives as a space, and is read as the `+` it was.
+ */
+export function parseAt(raw: string): number {
+  const at = parseRfc3339(raw.replace(/ (\d{2}:\d{2})$/, '+$1'));
+  if (at === undefined) {
+    throw new IngressError(
+      400,
+      `bad at query parameter, must be a RFC 3339 timestamp such as 2026-12-01T09:30:00Z or 2026-12-01T10:30:00+01:00: '${raw}'`,
+    );
+  }
+  return at;
 }

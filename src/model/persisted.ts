@@ -83,6 +83,10 @@ export const RecordKind = {
   limiter: 'limiter',
   /** One per invocation waiting for its scope's slot, key `limiterWaiterKey`. */
   limiterWaiter: 'limiterWaiter',
+  /** One per key whose state expires (state_ttl), key `objectRecordKey` (model/state-expiry.ts). */
+  stateExpiry: 'stateExpiry',
+  /** One per schedule, in the partition of its id (model/schedules.ts). */
+  schedule: 'schedule',
 } as const;
 
 /** An Attach command that waits for its target: written with the command, removed with its answer. */
@@ -99,6 +103,19 @@ export function attachWaitKey(callerId: string, completionId: number): string {
 /** The record key of a virtual-object key or workflow id; a scoped one is another key than the unscoped one. */
 export function objectRecordKey(service: string, key: string, scope?: string): string {
   return JSON.stringify(scope === undefined ? [service, key] : [service, key, scope]);
+}
+
+/** Back from an `objectRecordKey` to what it names; undefined for a key that is not one. */
+export function parseObjectRecordKey(record: string): { service: string; key: string; scope?: string } | undefined {
+  try {
+    const parsed: unknown = JSON.parse(record);
+    if (Array.isArray(parsed) && typeof parsed[0] === 'string' && typeof parsed[1] === 'string') {
+      return { service: parsed[0], key: parsed[1], ...(typeof parsed[2] === 'string' ? { scope: parsed[2] } : {}) };
+    }
+  } catch {
+    // not one of ours
+  }
+  return undefined;
 }
 
 export function limiterWaiterKey(scope: string, invocationId: string): string {

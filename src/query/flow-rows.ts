@@ -5,7 +5,14 @@
  * per rule bucket in use); and `sys_vqueues` (one row per invocation of a queue) from the
  * invocations. Durations and counters that are not kept are null.
  */
-import { blockedOn, matchingBuckets, type LimiterContext } from '../../machines/limiter.js';
+import {
+  admissionOrder,
+  backlogUse,
+  blockedOn,
+  matchingBuckets,
+  PRIORITY,
+  type LimiterContext,
+} from '../../machines/limiter.js';
 import { partitionKeyOf } from '../protocol/ids.js';
 import { limiterContextOf, readScopeLimiter, RecordKind } from '../model/persisted.js';
 import type { Store } from '../store/types.js';
@@ -63,20 +70,30 @@ export function vqueueMetaRows(
   );
 }
 
+/** One row per virtual queue with waiters; its head is the waiter that starts next (by priority, then arrival). */
 export function schedulerRows(limiters: LimiterContext[], now: number): Row[] {
   return limiters.flatMap((l) => {
     const heads = new Map<string, LimiterContext['waiting'][number]>();
-    for (const slot of l.waiting) if (!heads.has(slot.vqueue)) heads.set(slot.vqueue, slot);
+    for (const slot of admissionOrder(l.waiting)) if (!heads.has(slot.vqueue)) heads.set(slot.vqueue, slot);
     return [...heads].map(([id, head]): Row => {
       const blocked = blockedOn(l, head, now);
+      const inbox = l.waiting.filter((s) => s.vqueue === id);
+      const byPriority: Record<string, number> = {};
+      // Whole-number keys: JSON lists them in ascending order, first-starting first.
+      for (const { priority = PRIORITY.default } of inbox) byPriority[priority] = (byPriority[priority] ?? 0) + 1;
+      const backlog = backlogUse(l, head.limitKey);
       return {
         partition_key: partitionKeyOf(l.scope),
         id,
-        num_inbox: BigInt(l.waiting.filter((s) => s.vqueue === id).length),
+        num_inbox: BigInt(inbox.length),
         status: blocked ? 'blocked' : 'ready',
         head_entry_id: head.invocationId,
         blocked_on: blocked,
         blocked_on_json: blocked ? JSON.stringify({ resource: blocked }) : undefined,
+        head_priority: head.priority ?? PRIORITY.default,
+        num_inbox_by_priority: JSON.stringify(byPriority),
+        backlog_limit: backlog?.limit,
+        backlog_used: backlog ? BigInt(backlog.used) : undefined,
       };
     });
   });
@@ -89,7 +106,7 @@ export function userLimitRows(limiters: LimiterContext[]): Row[] {
     const rows = new Map<string, Row>();
     const count = (limitKey: string | undefined, field: 'usage' | 'num_waiters') => {
       for (const { rule, bucket } of matchingBuckets(l.rules, l.scope, limitKey)) {
-        if (rule.concurrency === undefined) continue;
+        if (rule.concurrency === undefined && rule.backlog === undefined) continue;
         const values = bucket.slice(bucket.indexOf('|') + 1).split('/');
         const row = rows.get(bucket) ?? {
           partition_key: partitionKeyOf(l.scope),
@@ -101,6 +118,7 @@ export function userLimitRows(limiters: LimiterContext[]): Row[] {
           concurrency_limit: rule.concurrency,
           rule_pattern: rule.pattern,
           num_waiters: 0n,
+          backlog_limit: rule.backlog,
         };
         if (field === 'usage') row['usage'] = (row['usage'] as number) + 1;
         else row['num_waiters'] = (row['num_waiters'] as bigint) + 1n;
@@ -109,10 +127,11 @@ export function userLimitRows(limiters: LimiterContext[]): Row[] {
     };
     for (const s of l.running) count(s.limitKey, 'usage');
     for (const s of l.waiting) count(s.limitKey, 'num_waiters');
-    return [...rows.values()].map((r) => ({
-      ...r,
-      available: Math.max(0, (r['concurrency_limit'] as number) - (r['usage'] as number)),
-    }));
+    const available = (r: Row) =>
+      r['concurrency_limit'] === undefined
+        ? undefined
+        : Math.max(0, (r['concurrency_limit'] as number) - (r['usage'] as number));
+    return [...rows.values()].map((r) => ({ ...r, available: available(r) }));
   });
 }
 

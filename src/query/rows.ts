@@ -11,7 +11,7 @@ import type { Config } from '../config.js';
 import { parseInvocationId } from '../protocol/ids.js';
 import type { Registry } from '../registry/registry.js';
 import { completionRetentionOf, type Deployment } from '../registry/types.js';
-import { readInvocation, RecordKind, type PromiseRecord } from '../model/persisted.js';
+import { parseObjectRecordKey, readInvocation, RecordKind, type PromiseRecord } from '../model/persisted.js';
 import { negotiatedVersion } from '../protocol/versions.js';
 import { partitionOfId, partitionOfTarget, targetPartitionKey } from '../model/partitioning.js';
 import { splitStoredService, storedService } from '../model/state-owner.js';
@@ -27,6 +27,8 @@ import {
   type LoadedInvocation,
 } from './invocation-rows.js';
 import { journalRows, type CalleeLookup } from './journal-rows.js';
+import { stateExpiryRows } from './expiry-rows.js';
+import { scheduleRows } from './schedule-rows.js';
 import { limiterContexts, schedulerRows, userLimitRows, vqueueEntryRows, vqueueMetaRows } from './flow-rows.js';
 import { statusOf } from '../../machines/invocation.js';
 import { pinnedValues, type QueryPlan, type TableScan } from './plan.js';
@@ -229,19 +231,6 @@ async function stateOwners(
   return [...owners.values()];
 }
 
-/** `["service","key"]`, or `["service","key","scope"]` for a scoped key (model/persisted.ts `objectRecordKey`). */
-function parseObjectRecordKey(record: string): { service: string; key: string; scope?: string } | undefined {
-  try {
-    const parsed: unknown = JSON.parse(record);
-    if (Array.isArray(parsed) && typeof parsed[0] === 'string' && typeof parsed[1] === 'string') {
-      return { service: parsed[0], key: parsed[1], ...(typeof parsed[2] === 'string' ? { scope: parsed[2] } : {}) };
-    }
-  } catch {
-    // not one of ours
-  }
-  return undefined;
-}
-
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 async function stateRows(reader: StoreReader, scan: TableScan, deps: QuerySources): Promise<Row[]> {
@@ -384,6 +373,10 @@ export function storeRowSource(deps: QuerySources): RowSource {
         return ((await deps.subscriptions?.()) ?? []).map(subscriptionProgressRow);
       case 'sys_partitions':
         return partitionRows(deps);
+      case 'sys_state_expiry':
+        return stateExpiryRows(deps.store, deps.config.partitions);
+      case 'sys_schedule':
+        return scheduleRows(deps.store, deps.config.partitions);
       default:
         // sys_locks and sys_vqueue_entry_status: nothing we record fills them; they answer
         // with their columns and no rows.

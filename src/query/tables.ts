@@ -137,14 +137,32 @@ const PUBLIC_SPECS: Record<string, string> = {
  * `sys_partitions` is who owns each partition (src/cluster/): the node holding its lease, the
  * fencing epoch, when the lease runs out unless renewed; on the embedded store this node owns
  * them all, without a lease.
+ * `sys_state_expiry` is each key whose state expires (`state_ttl`): when, unless written again,
+ * and the TTL that set it. `sys_schedule` is each schedule (`/schedules`): target, timing
+ * (`spec`: the cron expression or the interval), policies, next and last fire.
  */
 const REDSTATE_SPECS: Record<string, string> = {
+  sys_schedule:
+    'id:utf8 target:utf8 target_service_name:utf8 target_service_key:utf8 target_handler_name:utf8 spec:utf8 timezone:utf8 ' +
+    'overlap:utf8 catch_up:utf8 paused:bool next_fire_at:ts last_fire_at:ts last_invocation_id:utf8 fires:u64 created_at:ts',
+  sys_state_expiry: 'partition_key:u64 scope:utf8 service_name:utf8 service_key:utf8 expires_at:ts state_ttl:dur',
   sys_invocation_transitions:
     'id:utf8 index:u64 from_state:utf8 event:utf8 to_state:utf8 at:ts attempt:u64 failure_json:utf8',
   sys_partitions: 'partition_id:u32! node_id:utf8 epoch:u64! lease_expires_at:ts',
   sys_subscription_progress:
     'id:utf8 source:utf8 sink:utf8 status:utf8 delivered:u64 in_flight:u64 lag:u64 messages_per_second:u64 ' +
     'last_stream:utf8 last_position:utf8 last_message_at:ts last_error:utf8',
+};
+
+/**
+ * redstate's columns after the reference's in some of its tables (issue 26): a scheduler row's
+ * priorities (`head_priority` of the waiter that starts next, `num_inbox_by_priority` as JSON
+ * `{"1": n, ...}`) and the backlog bound its queue is closest to (`backlog_limit`, and the
+ * waiters counted against it, `backlog_used`); a rule bucket's `backlog_limit`.
+ */
+const REDSTATE_COLUMNS: Record<string, string> = {
+  sys_scheduler: 'head_priority:u32 num_inbox_by_priority:utf8 backlog_limit:u32 backlog_used:u64',
+  sys_user_limits: 'backlog_limit:u32',
 };
 
 // DataFusion's information_schema views (the CLI counts `information_schema.columns`, §4).
@@ -161,7 +179,11 @@ const INFORMATION_SCHEMA_SPECS: Record<string, string> = {
 };
 
 const define = (schema: TableDef['schema'], specs: Record<string, string>): TableDef[] =>
-  Object.entries(specs).map(([name, spec]) => ({ name, schema, columns: columns(spec) }));
+  Object.entries(specs).map(([name, spec]) => ({
+    name,
+    schema,
+    columns: columns(REDSTATE_COLUMNS[name] ? `${spec} ${REDSTATE_COLUMNS[name]}` : spec),
+  }));
 
 /** The data tables, by name (`SHOW TABLES` order: alphabetical). */
 export const PUBLIC_TABLES: ReadonlyMap<string, TableDef> = new Map(

@@ -36,6 +36,8 @@ export interface LimitRule {
   concurrency?: number;
   /** Invocations started per second; absent = unlimited. Ours, beyond the reference. */
   rate?: number;
+  /** How many may wait in a bucket; past it new requests are refused (429). Absent = unbounded. Ours. */
+  backlog?: number;
   description?: string;
   disabled: boolean;
   version: number;
@@ -238,6 +240,7 @@ export interface RuleUpsert {
   pattern: string;
   concurrency?: number;
   rate?: number;
+  backlog?: number;
   description?: string;
   disabled: boolean;
   precondition: Precondition;
@@ -272,10 +275,14 @@ export function upsertRules(x: RegistryExtras, changes: RuleUpsert[], now: numbe
     const next: LimitRule = { pattern: c.pattern, disabled: c.disabled, version: 1, lastModified: now };
     if (c.concurrency !== undefined) next.concurrency = c.concurrency;
     if (c.rate !== undefined) next.rate = c.rate;
+    if (c.backlog !== undefined) next.backlog = c.backlog;
     if (c.description !== undefined) next.description = c.description;
     if (existing) {
       const relevant =
-        existing.concurrency !== next.concurrency || existing.rate !== next.rate || existing.disabled !== next.disabled;
+        existing.concurrency !== next.concurrency ||
+        existing.rate !== next.rate ||
+        existing.backlog !== next.backlog ||
+        existing.disabled !== next.disabled;
       next.version = relevant ? existing.version + 1 : existing.version;
     }
     x.rules = [...x.rules.filter((r) => r.pattern !== c.pattern), next];

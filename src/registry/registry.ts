@@ -15,7 +15,14 @@ import { confirmed } from '../store/confirmed.js';
 import { newDeploymentId } from './deployment-id.js';
 import { emptyExtras, extrasFromDoc, type RegistryExtras } from './extras.js';
 import { servicesFromManifest } from './from-manifest.js';
-import type { Deployment, EffectiveHandler, RetryPolicy, ServiceMeta } from './types.js';
+import {
+  carryStateTtl,
+  type Deployment,
+  type EffectiveHandler,
+  type HandlerMeta,
+  type RetryPolicy,
+  type ServiceMeta,
+} from './types.js';
 import { normaliseUri, sameEndpoint } from './uri.js';
 import { recordHandlerLookup } from '../telemetry/metrics.js';
 
@@ -53,6 +60,29 @@ export interface ServicePatch {
   abortTimeout?: number;
   /** A redstate extension: Restate's ModifyServiceRequest has no retry policy. */
   retryPolicy?: Partial<RetryPolicy>;
+  /** Ours too (issue 26): the service's state TTL; 0 turns it off. */
+  stateTtl?: number;
+  /** Per-handler overrides of it, by handler name; null removes the override. */
+  handlerStateTtl?: Record<string, number | null>;
+}
+
+/** The state TTL a handler's writes get: its override, else its service's; none when that is 0 or unset. */
+function stateTtlOf(s: ServiceMeta, h: HandlerMeta): { stateTtl?: number } {
+  const ttl = h.stateTtl ?? s.stateTtl;
+  return ttl !== undefined && ttl > 0 ? { stateTtl: ttl } : {};
+}
+
+function patchStateTtl(service: ServiceMeta, patch: ServicePatch): void {
+  if (service.ty === 'Service')
+    throw new InvalidRequest(`state_ttl is for virtual objects and workflows, and '${service.name}' is a service`);
+  if (patch.stateTtl === 0) delete service.stateTtl;
+  else if (patch.stateTtl !== undefined) service.stateTtl = patch.stateTtl;
+  for (const [name, ttl] of Object.entries(patch.handlerStateTtl ?? {})) {
+    const h = service.handlers.find((x) => x.name === name);
+    if (!h) throw new InvalidRequest(`the service '${service.name}' has no handler '${name}'`);
+    if (ttl === null) delete h.stateTtl;
+    else h.stateTtl = ttl;
+  }
 }
 
 export type DiscoverFn = (uri: string, opts: DiscoverOptions) => Promise<DiscoveryResult>;
@@ -180,6 +210,7 @@ export class Registry {
       workflowCompletionRetention: h.workflowCompletionRetention ?? s.workflowCompletionRetention ?? 0,
       enableLazyState: h.enableLazyState ?? s.enableLazyState,
       retryPolicy: { ...s.retryPolicy, ...retry },
+      ...stateTtlOf(s, h),
     };
   }
 
@@ -203,7 +234,7 @@ export class Registry {
       const services = servicesFromManifest(found.manifest, {
         deploymentId: id,
         revisionOf: (name) => this.nextRevision(name),
-      });
+      }).map((s) => carryStateTtl(s, this.latest.get(s.name)?.service));
       if (!req.breaking && !req.force) this.checkCompatible(services);
 
       const deployment: Deployment = {
@@ -250,7 +281,7 @@ export class Registry {
           next.services = servicesFromManifest(found.manifest, {
             deploymentId: id,
             revisionOf: (name) => existing.services.find((s) => s.name === name)?.revision ?? this.nextRevision(name),
-          });
+          }).map((s) => carryStateTtl(s, this.latest.get(s.name)?.service));
         }
       }
       if (!patch.dryRun) await this.commit(this.deployments.map((d) => (d.id === id ? next : d)));
@@ -287,6 +318,7 @@ export class Registry {
       if (patch.inactivityTimeout !== undefined) service.inactivityTimeout = patch.inactivityTimeout;
       if (patch.abortTimeout !== undefined) service.abortTimeout = patch.abortTimeout;
       if (patch.retryPolicy !== undefined) service.retryPolicy = { ...service.retryPolicy, ...patch.retryPolicy };
+      if (patch.stateTtl !== undefined || patch.handlerStateTtl !== undefined) patchStateTtl(service, patch);
       const deploymentId = latest.deployment.id;
       await this.commit(
         this.deployments.map((d) =>

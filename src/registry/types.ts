@@ -38,6 +38,8 @@ export interface HandlerMeta {
   workflowCompletionRetention?: number;
   enableLazyState?: boolean;
   retryPolicy?: Partial<RetryPolicy>;
+  /** Overrides the service's `stateTtl` for the state this handler writes; 0: its writes never expire. Ours, set by PATCH only. */
+  stateTtl?: number;
 }
 
 /** One revision of a service, as exposed by one deployment, with the defaults filled in. */
@@ -58,6 +60,22 @@ export interface ServiceMeta {
   retryPolicy: RetryPolicy;
   documentation?: string;
   metadata?: Record<string, string>;
+  /**
+   * Ours (issue 26): a key whose state was not written for this long has its state cleared.
+   * Virtual objects and workflows only; set by PATCH only, and kept across new revisions
+   * (carryStateTtl), since no SDK can declare it.
+   */
+  stateTtl?: number;
+}
+
+/** A new revision keeps the state TTLs its service had: an SDK cannot declare them, so a redeploy must not drop them. */
+export function carryStateTtl(next: ServiceMeta, previous: ServiceMeta | undefined): ServiceMeta {
+  if (!previous || next.ty === 'Service') return next;
+  const handlers = next.handlers.map((h) => {
+    const before = previous.handlers.find((x) => x.name === h.name)?.stateTtl;
+    return before === undefined ? h : { ...h, stateTtl: before };
+  });
+  return { ...next, handlers, ...(previous.stateTtl !== undefined ? { stateTtl: previous.stateTtl } : {}) };
 }
 
 export type ProtocolType = 'BidiStream' | 'RequestResponse';
@@ -105,6 +123,8 @@ export interface EffectiveHandler {
   workflowCompletionRetention: number;
   enableLazyState: boolean;
   retryPolicy: RetryPolicy;
+  /** How long the state this handler writes lives unwritten (the handler's override, else the service's); absent: for ever. */
+  stateTtl?: number;
 }
 
 /** A workflow's `run` handler: it runs once per workflow id, under the id's lock. */

@@ -12,7 +12,9 @@ import { Fenced, type OutboxMessage } from '../store/types.js';
 import { recordRuntimeOperation } from '../telemetry/metrics.js';
 import { forwardable, type Admission } from './services/admission.js';
 import type { DeploymentChoice, Outcome, RestartOptions, Restarted } from './services/operator.js';
+import type { ScheduleAction } from './services/schedules.js';
 import type { StateMutation } from './services/state-mutations.js';
+import type { PersistedSchedule } from '../model/schedules.js';
 import type { CallResult, ForwardedOp, InvokeResult, OutputState, Placement } from './types.js';
 
 export type SignalResult = { value: Uint8Array } | { failure: NonNullable<Notification['failure']> };
@@ -37,6 +39,8 @@ export interface LocalOps {
   'operator.restartAsNew'(id: string, opts?: RestartOptions): Promise<Restarted>;
   /** What this node's subscription consumers report (rows of `sys_subscription_progress`). */
   subscriptionProgress(): Promise<unknown[]>;
+  /** An admin change of a schedule, on the owner of its id's partition (services/schedules.ts). */
+  schedule(partition: number, action: ScheduleAction): Promise<PersistedSchedule | undefined>;
 }
 
 /** What crosses to the owner: an admission goes without its handler, to be created once (services/admission.ts `forwardable`). */

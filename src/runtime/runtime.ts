@@ -11,7 +11,8 @@
  */
 import type { Config } from '../config.js';
 import { Conflict, NotFound } from '../errors.js';
-import type { CompletedInvocation } from '../model/persisted.js';
+import { RecordKind, type CompletedInvocation } from '../model/persisted.js';
+import { readSchedule, readSchedules, schedulePartition, type PersistedSchedule } from '../model/schedules.js';
 import { partitionOf, partitionOfId, partitionOfTarget } from '../model/partitioning.js';
 import { MessageType } from '../protocol/messages.js';
 import { Transport } from '../protocol/transport.js';
@@ -45,6 +46,8 @@ import {
 import { Partitions } from './services/partitions.js';
 import { RetryScheduler } from './services/retry.js';
 import { SlotGrants } from './services/slot-grants.js';
+import { StateExpiries } from './services/state-expiry.js';
+import { Schedules, type ScheduleAction } from './services/schedules.js';
 import { StateMutations, type StateMutation } from './services/state-mutations.js';
 import { TimerService } from './services/timer-arming.js';
 import { fireTimer } from './services/timer-firing.js';
@@ -62,6 +65,7 @@ import {
 } from './types.js';
 
 export type { Outcome as OperatorOutcome, DeploymentChoice, RestartOptions, Restarted } from './services/operator.js';
+export type { ScheduleAction, ScheduleDefinition } from './services/schedules.js';
 
 /** A cancel sent by a handler to an invocation that does not exist or has completed is dropped, as in Restate. */
 function ignoreMissingOrCompleted(err: unknown): void {
@@ -80,6 +84,8 @@ export class Runtime {
   private readonly grants: LockGrants;
   private readonly mutations: StateMutations;
   private readonly timers: TimerService;
+  private readonly expiries: StateExpiries;
+  private readonly scheduling: Schedules;
   private readonly partitionsHere: Partitions;
   private readonly afterCommit: AfterCommitDeps;
   private readonly admission: AdmissionDeps;
@@ -103,7 +109,9 @@ export class Runtime {
     const now = () => Date.now();
     this.retry = new RetryScheduler(log, (p) => placement.owns(p));
     const partitionLost = (partition: number, err: unknown) => this.partitionsHere.lost(partition, err);
-    this.locks = new ObjectLocks(store, partitionLost);
+    this.locks = new ObjectLocks(store, partitionLost, (p, service, key, scope) =>
+      this.expiries.freed(p, service, key, scope),
+    );
     this.limiters = new Limiters({
       store,
       now,
@@ -116,7 +124,13 @@ export class Runtime {
     this.slots = new SlotGrants({ store, limiters: this.limiters, actors: this.actors, retry: this.retry, now });
     this.admission = { registry, placement, partitions: config.partitions, now };
     const admitted = (req: InvokeRequest, handler?: EffectiveHandler) => admit(this.admission, req, handler);
-    this.invocations = new Invocations({ actors: this.actors, locks: this.locks, ports, placement });
+    this.invocations = new Invocations({
+      actors: this.actors,
+      locks: this.locks,
+      ports,
+      placement,
+      backlog: this.slots,
+    });
     const operator = operatorActions({
       store,
       registry,
@@ -143,12 +157,22 @@ export class Runtime {
       delivery: this.delivery,
       retry: this.retry,
     });
+    this.expiries = new StateExpiries({
+      store,
+      locks: this.locks,
+      registry,
+      armed: (p, timers) => this.timers.added(p, timers),
+      now,
+      log: (err) => log.error(`state expiry: ${String(err)}`),
+    });
     this.mutations = new StateMutations({
       store,
       locks: this.locks,
       partitions: config.partitions,
       retry: this.retry,
       granted: (ids) => ids.forEach((id) => this.grants.granted(id)),
+      expiries: this.expiries,
+      armed: (p, timers) => this.timers.added(p, timers),
     });
     this.grants = new LockGrants({
       store,
@@ -158,9 +182,24 @@ export class Runtime {
       now,
       mutations: this.mutations,
     });
+    this.scheduling = new Schedules({
+      store,
+      registry,
+      invoke: (req, handler) => this.invoke(req, handler),
+      output: (id) => this.output(id),
+      armed: (p, timers) => this.timers.added(p, timers),
+      now,
+    });
+    const firing = {
+      store,
+      actors: this.actors,
+      now,
+      expireState: (p: number, lock: string) => this.expiries.fire(p, lock),
+      fireSchedule: (p: number, id: string) => this.scheduling.fire(p, id),
+    };
     this.timers = new TimerService(
       store,
-      (p, t) => fireTimer({ store, actors: this.actors, now }, p, t),
+      (p, t) => fireTimer(firing, p, t),
       now,
       (err) => log.error(`timer: ${String(err)}`),
     );
@@ -176,6 +215,7 @@ export class Runtime {
       invocations: this.invocations,
       locks: this.locks,
       limiters: this.limiters,
+      expiries: this.expiries,
     });
     this.afterCommit = {
       log,
@@ -206,6 +246,7 @@ export class Runtime {
       'operator.purgeJournal': operator.purgeJournal,
       'operator.restartAsNew': operator.restartAsNew,
       subscriptionProgress: () => this.progressHere(),
+      schedule: (partition, action) => this.scheduling.change(partition, action),
     };
     this.ops = new Operations(placement, local);
     this.confirmed = new ConfirmedWrites({
@@ -287,6 +328,27 @@ export class Runtime {
   setVqueuePaused(vqueueId: string, paused: boolean): Promise<boolean> {
     const partition = partitionOf(vqueuePartitionKey(vqueueId), this.config.partitions);
     return this.ops.at(partition, 'setVqueuePaused', [partition, vqueueId, paused]);
+  }
+
+  /** Admin changes of a schedule (services/schedules.ts), on the owner of its partition; the schedule after it. */
+  changeSchedule(action: ScheduleAction): Promise<PersistedSchedule | undefined> {
+    const partition = schedulePartition(
+      action.type === 'create' ? action.definition.id : action.id,
+      this.config.partitions,
+    );
+    return this.ops.at(partition, 'schedule', [partition, action]);
+  }
+
+  /** A schedule as stored, read from any node. */
+  async schedule(id: string): Promise<PersistedSchedule | undefined> {
+    return readSchedule(
+      await this.store.getRecord(schedulePartition(id, this.config.partitions), RecordKind.schedule, id),
+    );
+  }
+
+  /** Every schedule, by id. */
+  schedules(): Promise<PersistedSchedule[]> {
+    return readSchedules(this.store, this.config.partitions);
   }
 
   reportSubscriptionProgress(source: () => Promise<unknown[]>): void {

@@ -40,6 +40,8 @@ export interface InvokeRequest {
   traceparent?: string;
   /** Under `target.scope`: what the limit rules count by (one or two `/`-separated levels). */
   limitKey?: string;
+  /** Under `target.scope`: its place among the scope's waiters (machines/limiter.ts `PRIORITY`). */
+  priority?: number;
 }
 
 export interface InvokeResult {
@@ -92,6 +94,8 @@ export const FORWARDED_OPS = {
   deliver: { resendable: true },
   forget: { resendable: true },
   subscriptionProgress: { resendable: true },
+  // A create resent finds its schedule (409), a trigger would fire twice.
+  schedule: { resendable: false },
   'operator.cancel': { resendable: false },
   'operator.kill': { resendable: false },
   'operator.pause': { resendable: false },

@@ -10,6 +10,7 @@ import { Service } from './pages/Service';
 import { ServiceKeys } from './pages/ServiceKeys';
 import { ServiceState } from './pages/ServiceState';
 import { Services } from './pages/Services';
+import { Schedules } from './pages/Schedules';
 import { Sql } from './pages/Sql';
 import { Waiting } from './pages/Waiting';
 
@@ -47,6 +48,7 @@ export function App() {
               component={({ name }: { name: string }) => <ServiceState key={name} name={decodeURIComponent(name)} />}
             />
             <Route path="/ui/waiting" component={Waiting} />
+            <Route path="/ui/schedules" component={Schedules} />
             <Route path="/ui/deployments" component={Deployments} />
             <Route
               path="/ui/objects/:service/:objectKey"

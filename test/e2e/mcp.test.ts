@@ -261,6 +261,14 @@ for (const store of storeKinds) {
     const client = await agent(t, t.context[store]!);
     const sent = await ok(t, client, 'send', { service: 'Greeter', handler: 'greet', input: 'later', delay: '1h' });
     t.truthy(sent.execution_time);
+    const at = await ok(t, client, 'send', {
+      service: 'Greeter',
+      handler: 'greet',
+      input: 'at',
+      at: '2036-01-01T00:00:00Z',
+    });
+    t.is(at.execution_time, '2036-01-01T00:00:00.000000000Z');
+    t.is(await statusOf(t, client, at.invocation_id as string), 'scheduled');
     const id = sent.invocation_id as string;
     t.is(await statusOf(t, client, id), 'scheduled');
     t.is((await ok(t, client, 'cancel_invocation', { invocation_id: id })).outcome, 'done');
@@ -317,6 +325,14 @@ for (const store of storeKinds) {
     t.regex(
       await refused(t, client, 'send', { service: 'Greeter', handler: 'greet', delay: 'soon' }),
       /^bad delay query parameter/,
+    );
+    t.regex(
+      await refused(t, client, 'send', { service: 'Greeter', handler: 'greet', at: 'soon' }),
+      /^bad at query parameter/,
+    );
+    t.is(
+      await refused(t, client, 'send', { service: 'Greeter', handler: 'greet', priority: 1 }),
+      'x-restate-priority requires a scope to be set',
     );
     t.is(
       await refused(t, client, 'kill_invocation', { invocation_id: 'garbage' }),

@@ -1,6 +1,13 @@
-/** A scope's limiter: slots by rule bucket, waiters in arrival order, paused queues, tokens. */
+/** A scope's limiter: slots by rule bucket, waiters by priority then arrival, paused queues, tokens, backlog bounds. */
 import test from 'ava';
-import { limiterEffects, limiterSteps, type FlowRule, type LimiterEvent } from '../../machines/limiter.js';
+import {
+  backlogFull,
+  backlogUse,
+  limiterEffects,
+  limiterSteps,
+  type FlowRule,
+  type LimiterEvent,
+} from '../../machines/limiter.js';
 
 type Snapshot = ReturnType<typeof limiterSteps.initial>[0];
 
@@ -26,6 +33,14 @@ const acquire = (id: string, rules: FlowRule[], now = 0, limitKey?: string): Lim
   rules,
   now,
   ...(limitKey ? { limitKey } : {}),
+});
+const prioritized = (id: string, priority: number, rules: FlowRule[]): LimiterEvent => ({
+  type: 'acquire',
+  invocationId: id,
+  vqueue: vq,
+  rules,
+  now: 0,
+  priority,
 });
 const release = (id: string, rules: FlowRule[], now = 0): LimiterEvent => ({
   type: 'release',
@@ -88,4 +103,56 @@ test('a rate rule gives one token, then one per 1/rate seconds, and asks to be w
   ]);
   t.deepEqual(grants, [['A'], [], [], ['B'], ['C']]);
   t.deepEqual(wakes, [1100, 1100, 1200]);
+});
+
+test('waiters start by priority (1 first), then in arrival order; the waiting list stays in arrival order', (t) => {
+  const rules = [{ pattern: 'sc', concurrency: 1 }];
+  const { s, grants } = run([
+    acquire('A', rules),
+    prioritized('low', 9, rules),
+    acquire('B', rules),
+    prioritized('high', 1, rules),
+    prioritized('high2', 1, rules),
+    release('A', rules),
+    release('high', rules),
+    release('high2', rules),
+    release('B', rules),
+  ]);
+  t.deepEqual(grants, [['A'], [], [], [], [], ['high'], ['high2'], ['B'], ['low']]);
+  t.deepEqual(
+    s.context.running.map((r) => r.invocationId),
+    ['low'],
+  );
+  const mid = run([
+    acquire('A', rules),
+    prioritized('low', 9, rules),
+    acquire('B', rules),
+    prioritized('high', 1, rules),
+  ]).s;
+  t.deepEqual(
+    mid.context.waiting.map((w) => w.invocationId),
+    ['low', 'B', 'high'],
+  );
+});
+
+test('backlog: refused past the bound, counting waiters, those on their way, and free slots while nobody waits', (t) => {
+  const rules: FlowRule[] = [{ pattern: 'sc', concurrency: 1, backlog: 2 }];
+  const empty = run([]).s.context;
+  t.is(backlogFull({ ...empty, rules }, undefined, []), undefined);
+  // One free slot: the first of three on their way starts, two wait: a fourth would be the third waiter.
+  t.is(backlogFull({ ...empty, rules }, undefined, [undefined, undefined]), undefined);
+  t.deepEqual(backlogFull({ ...empty, rules }, undefined, [undefined, undefined, undefined]), rules[0]);
+  const { s } = run([acquire('A', rules), acquire('B', rules), acquire('C', rules)]);
+  t.deepEqual(backlogFull({ ...s.context, rules }, undefined, []), rules[0]);
+  t.deepEqual(backlogUse(s.context, undefined), { limit: 2, used: 2 });
+  // Per limit key: another key's bucket has room.
+  const perKey: FlowRule[] = [{ pattern: 'sc/*', concurrency: 1, backlog: 0 }];
+  const keyed = run([acquire('A', perKey, 0, 'k1')]).s;
+  t.deepEqual(backlogFull({ ...keyed.context, rules: perKey }, 'k1', []), perKey[0]);
+  t.is(backlogFull({ ...keyed.context, rules: perKey }, 'k2', []), undefined);
+  t.is(
+    backlogFull({ ...keyed.context, rules: [{ pattern: 'sc', concurrency: 1 }] }, 'k1', []),
+    undefined,
+    'no bound, never full',
+  );
 });

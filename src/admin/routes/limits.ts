@@ -22,6 +22,7 @@ const ruleView = (r: LimitRule) => ({
   limits: {
     ...(r.concurrency !== undefined ? { concurrency: r.concurrency } : {}),
     ...(r.rate !== undefined ? { rate: r.rate } : {}),
+    ...(r.backlog !== undefined ? { backlog: r.backlog } : {}),
   },
   description: r.description,
   disabled: r.disabled,

@@ -41,6 +41,11 @@ const target = {
     .string()
     .optional()
     .describe('What limit rules count by within the scope: one or two `/`-separated levels'),
+  priority: z
+    .number()
+    .int()
+    .optional()
+    .describe('Within the scope, which waiting invocations start first: 1 (first) to 9 (last), default 5'),
 };
 
 type TargetArgs = z.infer<z.ZodObject<typeof target>>;
@@ -49,7 +54,13 @@ const awakeableId = z.string().describe('The awakeable id a handler got from ctx
 
 const WRONG_KEY = 'a key is required for virtual objects and workflows, and not allowed for plain services';
 
-function ask(args: TargetArgs, mode: 'call' | 'send', delay: string | undefined): InvocationAsk {
+/** When a send starts: after `delay`, or at `at`. */
+interface SendTime {
+  delay?: string | undefined;
+  at?: string | undefined;
+}
+
+function ask(args: TargetArgs, mode: 'call' | 'send', { delay, at }: SendTime = {}): InvocationAsk {
   const { body, contentType } = bodyOf(args.input, args.content_type);
   return {
     mode,
@@ -58,7 +69,9 @@ function ask(args: TargetArgs, mode: 'call' | 'send', delay: string | undefined)
     ...(args.key !== undefined ? { key: args.key } : {}),
     ...(args.scope !== undefined ? { scope: args.scope } : {}),
     ...(args.limit_key !== undefined ? { limitKey: args.limit_key } : {}),
+    ...(args.priority !== undefined ? { priority: String(args.priority) } : {}),
     ...(delay !== undefined ? { delay } : {}),
+    ...(at !== undefined ? { at } : {}),
     ...(args.idempotency_key !== undefined ? { idempotencyKey: args.idempotency_key } : {}),
     body: () => Promise.resolve(body),
     ...(contentType !== undefined ? { contentType } : {}),
@@ -124,7 +137,7 @@ export function invokeTools(deps: McpDeps): Tool[] {
       },
       annotations: { ...ADDITIVE, openWorldHint: true },
       async run(args, signal) {
-        const started = await startInvocation(deps, ask(args, 'call', undefined));
+        const started = await startInvocation(deps, ask(args, 'call'));
         const outcome = await within(callOutcome(deps, started), args.wait_seconds * 1000, signal);
         if (!outcome) {
           return answer(`${started.invocationId} is still running after ${args.wait_seconds} s.`, {
@@ -143,17 +156,21 @@ export function invokeTools(deps: McpDeps): Tool[] {
     tool('send', {
       title: 'Send to a handler',
       description:
-        'Starts a handler without waiting for it (as POST /restate/send/...), now or after `delay`; answers the invocation id.',
+        'Starts a handler without waiting for it (as POST /restate/send/...), now, after `delay` or at `at`; answers the invocation id.',
       input: {
         ...target,
         delay: z
           .string()
           .optional()
           .describe('Start after this long: ISO 8601 (PT10S) or the friendly form (10s, 5m, 1h 30m)'),
+        at: z
+          .string()
+          .optional()
+          .describe('Start at this time instead (RFC 3339, e.g. 2026-12-01T09:30:00Z); a time past starts now'),
       },
       annotations: { ...ADDITIVE, openWorldHint: true },
       async run(args) {
-        const started = await startInvocation(deps, ask(args, 'send', args.delay));
+        const started = await startInvocation(deps, ask(args, 'send', { delay: args.delay, at: args.at }));
         const sent = sendAnswer(started);
         const view = {
           invocation_id: sent.invocationId,

@@ -17,6 +17,7 @@
  * a long `ctx.run`) has them stored within LINGER_MS.
  */
 import { storedService } from '../../model/state-owner.js';
+import { stateExpiryWrites } from '../../model/state-expiry.js';
 import { encodeFrame, FrameDecoder, type Frame } from '../../protocol/framing.js';
 import {
   decodeNotification,
@@ -435,16 +436,23 @@ export class Attempt implements AttemptHandle {
     const { target } = this.actor.context;
     const service = storedService(target);
     const key = target.key;
+    // Writing a key's state restarts its expiry clock, in the same commit (state_ttl).
+    const ttl = this.session!.handler.stateTtl;
+    const expiry =
+      batch.state.length > 0 && key !== undefined && ttl !== undefined
+        ? stateExpiryWrites(target.service, key, target.scope, ttl, now)
+        : undefined;
     await this.actor.commit({
       events,
       entries: batch.entries,
       write: {
-        timersAdd: batch.timersAdd,
+        timersAdd: expiry ? [...batch.timersAdd, expiry.timer] : batch.timersAdd,
         outboxAdd: batch.outboxAdd,
         ...(batch.state.length > 0 ? { state: [{ service, key: key ?? '', ops: batch.state }] } : {}),
         records: [
           ...(promises ? promises.writes() : []),
           ...batch.attachWaits.map((w) => attachWaitRecord(this.actor.id, w)),
+          ...(expiry ? [expiry.record] : []),
         ],
       },
     });

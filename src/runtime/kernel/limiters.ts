@@ -12,6 +12,7 @@
  * Limiters stay in memory: there is one per scope in use.
  */
 import {
+  backlogFull,
   limiterEffects,
   limiterSteps,
   type FlowRule,
@@ -82,6 +83,11 @@ export class LimiterActor extends RecordActor<LimiterSnapshot, SlotChange> {
   /** Whether this id holds a slot. */
   holds(id: string): boolean {
     return this.snapshot.context.running.some((s) => s.invocationId === id);
+  }
+
+  /** The rule whose backlog a new waiter with `limitKey` would overflow, under the rules in force (machines/limiter.ts `backlogFull`). */
+  backlogFull(limitKey: string | undefined, coming: ReadonlyArray<string | undefined>): FlowRule | undefined {
+    return backlogFull({ ...this.snapshot.context, rules: this.deps.rules(this.scope) }, limitKey, coming);
   }
 
   /** Runs `job` after the one running; an `urgent` one before the ordinary ones still waiting. */

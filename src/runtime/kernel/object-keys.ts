@@ -41,6 +41,8 @@ export class ObjectKeyActor extends RecordActor<ObjectKeySnapshot, LockChange> {
     snapshot: ObjectKeySnapshot,
     stored: unknown,
     private readonly forget: (actor: ObjectKeyActor, err: unknown) => void,
+    /** Told after a committed change left the lock free. */
+    private readonly freed: () => void = () => {},
   ) {
     super(snapshot, stored);
   }
@@ -103,7 +105,9 @@ export class ObjectKeyActor extends RecordActor<ObjectKeySnapshot, LockChange> {
       },
       granted: objectKeyEffects(actions).map((e) => e.params.invocationId),
     };
-    return this.apply(next, change, commit);
+    const done = await this.apply(next, change, commit);
+    if (this.isFree) this.freed();
+    return done;
   }
 }
 
@@ -121,10 +125,19 @@ export class ObjectLocks {
   /** The partition of each key in memory (`forgetPartition`). */
   private readonly partitionOf = new Map<string, number>();
 
-  /** @param lost told of the partition of a change whose commit failed, its outcome unknown */
+  /**
+   * @param lost told of the partition of a change whose commit failed, its outcome unknown
+   * @param freed told after a committed change left a key's lock free (an expiry may wait for it)
+   */
   constructor(
     private readonly store: Store,
     private readonly lost: (partition: number, err: unknown) => void = () => {},
+    private readonly freed: (
+      partition: number,
+      service: string,
+      key: string,
+      scope: string | undefined,
+    ) => void = () => {},
   ) {}
 
   /**
@@ -161,10 +174,18 @@ export class ObjectLocks {
       const stored = await this.store.getRecord(partition, RecordKind.objectKey, id);
       const snapshot =
         stored !== undefined ? restoreObjectKey(readObjectKey(stored)) : objectKeySteps.initial({ service, key })[0];
-      const actor = new ObjectKeyActor(service, key, scope, snapshot, stored ?? null, (a, err) => {
-        this.drop(id, a);
-        this.lost(partition, err);
-      });
+      const actor = new ObjectKeyActor(
+        service,
+        key,
+        scope,
+        snapshot,
+        stored ?? null,
+        (a, err) => {
+          this.drop(id, a);
+          this.lost(partition, err);
+        },
+        () => this.freed(partition, service, key, scope),
+      );
       if (!this.actors.has(id)) recordActorsInMemory('object_key', 1);
       this.actors.set(id, actor);
       this.partitionOf.set(id, partition);

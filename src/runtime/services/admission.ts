@@ -42,6 +42,12 @@ export interface Admission {
   /** It starts later (`executeAt` in the future): not under its key's lock at creation. */
   delayed: boolean;
   /**
+   * Refused (429, nothing stored) when its scope's backlog is full: a request from outside that
+   * waits in its scope now. A call or send of a handler, already in its caller's journal, and
+   * a delayed one (it joins the queue only when due) are not refused.
+   */
+  bounded?: boolean;
+  /**
    * The handler it was admitted with; left behind when the admission travels to another node
    * (`forwardable`), which resolves it again.
    */
@@ -72,6 +78,7 @@ export function admit(
     derived ??
     invocationIdToString(newInvocationId(targetPartitionKey(req.target) ?? partitionKeyHere(deps)));
   const delayed = req.executeAt !== undefined && req.executeAt > now;
+  const bounded = req.target.scope !== undefined && !delayed && req.invokedBy === 'ingress';
   return {
     id,
     partition: partitionOfId(id, deps.partitions),
@@ -85,6 +92,7 @@ export function admit(
       },
     ],
     delayed,
+    ...(bounded ? { bounded } : {}),
     ...(handler ? { handler } : {}),
   };
 }
@@ -173,5 +181,10 @@ function flowOf(req: InvokeRequest, exclusive: boolean): Partial<InvocationInput
   if (scope === undefined) return {};
   const lockName = exclusive ? `${service}/${key!}` : null;
   const vqueueId = vqueueIdOf(partitionKeyOf(scope), [service, scope, req.limitKey ?? null, lockName]);
-  return { gated: true, vqueueId, ...(req.limitKey !== undefined ? { limitKey: req.limitKey } : {}) };
+  return {
+    gated: true,
+    vqueueId,
+    ...(req.limitKey !== undefined ? { limitKey: req.limitKey } : {}),
+    ...(req.priority !== undefined ? { priority: req.priority } : {}),
+  };
 }

@@ -5,13 +5,14 @@ import type { LimitRule } from '../../registry/extras.js';
 export function flowRulesOf(rules: readonly LimitRule[], scope: string): FlowRule[] {
   const out: FlowRule[] = [];
   for (const r of rules) {
-    if (r.disabled || (r.concurrency === undefined && r.rate === undefined)) continue;
+    if (r.disabled || (r.concurrency === undefined && r.rate === undefined && r.backlog === undefined)) continue;
     const first = r.pattern.split('/')[0];
     if (first !== '*' && first !== scope) continue;
     out.push({
       pattern: r.pattern,
       ...(r.concurrency !== undefined ? { concurrency: r.concurrency } : {}),
       ...(r.rate !== undefined ? { rate: r.rate } : {}),
+      ...(r.backlog !== undefined ? { backlog: r.backlog } : {}),
     });
   }
   return out;

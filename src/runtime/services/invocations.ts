@@ -12,11 +12,18 @@ import type { CallResult, InvokeResult, OutputState, Placement } from '../types.
 import type { ActorCache } from './actors.js';
 import type { Admission } from './admission.js';
 
+/** A scope's backlog bounds (services/slot-grants.ts `reserve`). */
+export interface BacklogGate {
+  /** Refuses (`TooManyRequests`) or counts the request in; the answer takes it back. */
+  reserve(partition: number, scope: string, id: string, limitKey: string | undefined): Promise<() => void>;
+}
+
 export interface InvocationsDeps {
   readonly actors: ActorCache;
   readonly locks: ObjectLocks;
   readonly ports: ActorPorts;
   readonly placement: Placement;
+  readonly backlog: BacklogGate;
 }
 
 /** How often a wait for an invocation another node runs looks at the store. */
@@ -108,13 +115,22 @@ export class Invocations {
 
   private async createNew(a: Admission): Promise<InvokeResult> {
     const { input, partition, entries } = a;
-    // A scoped invocation asks its scope for a slot once it is stored (machines/invocation.ts
-    // `requestSlot`), and takes its key's lock only once it has one.
-    const actor =
-      input.exclusive && !input.gated && !a.delayed
-        ? await this.createHoldingLock(a)
-        : await InvocationActor.create(this.deps.ports, partition, input, entries, {}, a.handler);
-    if (actor.status !== 'completed') this.deps.actors.add(actor);
+    // Refused before anything is stored when its scope's backlog is full.
+    const takeBack = a.bounded
+      ? await this.deps.backlog.reserve(partition, input.target.scope!, a.id, input.limitKey)
+      : undefined;
+    try {
+      // A scoped invocation asks its scope for a slot once it is stored (machines/invocation.ts
+      // `requestSlot`), and takes its key's lock only once it has one.
+      const actor =
+        input.exclusive && !input.gated && !a.delayed
+          ? await this.createHoldingLock(a)
+          : await InvocationActor.create(this.deps.ports, partition, input, entries, {}, a.handler);
+      if (actor.status !== 'completed') this.deps.actors.add(actor);
+    } catch (err) {
+      takeBack?.();
+      throw err;
+    }
     return this.created(a);
   }
 

@@ -8,12 +8,14 @@ import type { Limiters } from '../kernel/limiters.js';
 import type { ObjectLocks } from '../kernel/object-keys.js';
 import type { Recovered } from '../types.js';
 import type { Invocations } from './invocations.js';
+import type { StateExpiries } from './state-expiry.js';
 import { recover, recoverPartition, type RecoveryDeps } from './recovery.js';
 
 export interface PartitionsDeps extends RecoveryDeps {
   readonly invocations: Invocations;
   readonly locks: ObjectLocks;
   readonly limiters: Limiters;
+  readonly expiries: StateExpiries;
 }
 
 export class Partitions {
@@ -79,5 +81,6 @@ export class Partitions {
     this.deps.actors.dropPartition(partition);
     this.deps.locks.forgetPartition(partition);
     this.deps.limiters.forgetPartition(partition);
+    this.deps.expiries.forgetPartition(partition);
   }
 }

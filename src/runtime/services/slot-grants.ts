@@ -9,10 +9,16 @@
  * one per ask would cap a busy scope at one disk flush per new invocation. An invocation that
  * was stored but had not asked yet when the process died asks again at recovery (it is
  * `pending` without a slot).
+ *
+ * A request from outside is checked against its scope's backlog bounds before it is stored
+ * (`reserve`), counting with the waiters those admitted before it that have not asked yet: the
+ * check and the count are one synchronous step, so requests that arrive together cannot all
+ * slip past a bound.
  */
 import type { InvocationActor } from '../kernel/invocation-actor.js';
 import { slotRecords, type LimiterRequest, type Limiters } from '../kernel/limiters.js';
 import type { Store } from '../../store/types.js';
+import { TooManyRequests } from '../../errors.js';
 import { RecordKind, readLimiter } from '../../model/persisted.js';
 import type { ActorCache } from './actors.js';
 import type { RetryScheduler } from './retry.js';
@@ -28,6 +34,8 @@ export interface SlotGrantsDeps {
 export class SlotGrants {
   /** Asks not yet taken up by their scope's limiter, by scope. */
   private readonly asks = new Map<string, InvocationActor[]>();
+  /** Bounded requests admitted and not yet taken up by their scope's limiter, by scope: id → limit key. */
+  private readonly coming = new Map<string, Map<string, string | undefined>>();
 
   constructor(private readonly deps: SlotGrantsDeps) {}
 
@@ -41,6 +49,31 @@ export class SlotGrants {
     }
     this.asks.set(scope, [actor]);
     void this.askAll(actor.partition, scope);
+  }
+
+  /**
+   * Refuses a request that would overflow a backlog bound of its scope (`TooManyRequests`),
+   * or counts it as coming until its limiter takes up its ask; the answer takes it back
+   * when its creation failed.
+   */
+  async reserve(partition: number, scope: string, id: string, limitKey: string | undefined): Promise<() => void> {
+    const limiter = await this.deps.limiters.get(partition, scope);
+    const coming = this.coming.get(scope) ?? new Map<string, string | undefined>();
+    const full = limiter.backlogFull(limitKey, [...coming.values()]);
+    if (full)
+      throw new TooManyRequests(
+        `the backlog of the limit rule '${full.pattern}' is full (${full.backlog} waiting): try again later`,
+      );
+    coming.set(id, limitKey);
+    this.coming.set(scope, coming);
+    return () => this.arrived(scope, [id]);
+  }
+
+  private arrived(scope: string, ids: Iterable<string>): void {
+    const coming = this.coming.get(scope);
+    if (!coming) return;
+    for (const id of ids) coming.delete(id);
+    if (coming.size === 0) this.coming.delete(scope);
   }
 
   /** A committed change gave these invocations a slot at `at`: let them go on (they run from `at`: sys_invocation.running_at). */
@@ -106,6 +139,10 @@ export class SlotGrants {
           this.deps.limiters.settled(partition, scope, change);
         }
         this.granted(holding, partition, scope, this.deps.now());
+        this.arrived(
+          scope,
+          actors.map((a) => a.id),
+        );
       });
     } catch (err) {
       // The asks this job took, or (the limiter could not be had) those still waiting for it.
@@ -113,6 +150,10 @@ export class SlotGrants {
         actors = this.asks.get(scope) ?? [];
         this.asks.delete(scope);
       }
+      this.arrived(
+        scope,
+        actors.map((a) => a.id),
+      );
       for (const a of actors)
         this.deps.retry.later(`invocation ${a.id}: ask its scope for a slot`, err, () => this.resume(a.id), partition);
     }
@@ -141,12 +182,13 @@ export class SlotGrants {
 
 function acquireOf(actor: InvocationActor): LimiterRequest {
   const { service, key } = actor.context.target;
-  const { limitKey, vqueueId, exclusive } = actor.context;
+  const { limitKey, vqueueId, exclusive, priority } = actor.context;
   const lockName = exclusive ? `${service}/${key!}` : undefined;
   return {
     type: 'acquire',
     invocationId: actor.id,
     vqueue: { id: vqueueId!, service, ...(lockName !== undefined ? { lockName } : {}) },
     ...(limitKey !== undefined ? { limitKey } : {}),
+    ...(priority !== undefined ? { priority } : {}),
   };
 }

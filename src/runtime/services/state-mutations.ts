@@ -11,7 +11,8 @@
  * silently, as the reference does.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { StateOp, Store } from '../../store/types.js';
+import type { StateOp, Store, Timer } from '../../store/types.js';
+import type { StateExpiries } from './state-expiry.js';
 import type { ObjectLocks } from '../kernel/object-keys.js';
 import { partitionOfTarget } from '../../model/partitioning.js';
 import { RecordKind } from '../../model/persisted.js';
@@ -46,6 +47,9 @@ export interface StateMutationsDeps {
   readonly retry: RetryScheduler;
   /** The lock passed on to these ids (invocations or other mutations). */
   granted(ids: string[]): void;
+  /** A write restarts the key's state expiry clock (state_ttl). */
+  readonly expiries: Pick<StateExpiries, 'writesFor'>;
+  armed(partition: number, timers: Timer[]): void;
 }
 
 /** The partition travels in the id: a grant names only the id. */
@@ -162,13 +166,21 @@ export class StateMutations {
             ...pending.state.map(([key, value]): StateOp => ({ op: 'set', key, value: Buffer.from(value, 'base64') })),
           ];
         }
+        const expiry =
+          ops.length > 0 ? this.deps.expiries.writesFor(pending.service, pending.key, pending.scope) : undefined;
         const change = await lock.change({ type: 'release', invocationId: id }, (c) =>
           store.commit({
             partition,
             ...(ops.length > 0 ? { state: [{ service: owner, key: pending.key, ops }] } : {}),
-            records: [c.record, { kind: RecordKind.stateMutation, key: id, value: null }],
+            records: [
+              c.record,
+              { kind: RecordKind.stateMutation, key: id, value: null },
+              ...(expiry ? [expiry.record] : []),
+            ],
+            ...(expiry ? { timersAdd: [expiry.timer] } : {}),
           }),
         );
+        if (expiry) this.deps.armed(partition, [expiry.timer]);
         return change.granted;
       },
       pending.scope,

@@ -12,6 +12,10 @@ import type { ActorCache } from './actors.js';
 export interface TimerFiringDeps {
   readonly store: Store;
   readonly actors: ActorCache;
+  /** A key's state is due to expire (./state-expiry.ts). */
+  expireState(partition: number, lock: string): Promise<void>;
+  /** A schedule's fire time has come (./schedules.ts). */
+  fireSchedule(partition: number, scheduleId: string): Promise<void>;
   now(): number;
 }
 
@@ -23,6 +27,8 @@ export async function fireTimer(deps: TimerFiringDeps, partition: number, timer:
     await deps.store.commit({ partition, deleteInvocations: [purpose.invocationId], ...remove });
     return;
   }
+  if (purpose?.kind === 'stateExpiry') return deps.expireState(partition, purpose.lock);
+  if (purpose?.kind === 'schedule') return deps.fireSchedule(partition, purpose.scheduleId);
   const fired = purpose
     ? await deps.actors.with(purpose.invocationId, (actor) => fireOn(actor, purpose, remove, deps.now()))
     : { found: false };
@@ -32,7 +38,7 @@ export async function fireTimer(deps: TimerFiringDeps, partition: number, timer:
 /** A sleep's completion, or the start / retry an invocation waits for; the timer goes in the same commit. */
 function fireOn(
   actor: InvocationActor,
-  purpose: Exclude<TimerPurpose, { kind: 'expire' }>,
+  purpose: Exclude<TimerPurpose, { kind: 'expire' | 'stateExpiry' | 'schedule' }>,
   remove: { timersRemove: TimerRef[] },
   now: number,
 ): Promise<void> {

@@ -28,6 +28,8 @@ export interface ServiceDetails {
   workflow_completion_retention?: string | null;
   inactivity_timeout?: string | null;
   abort_timeout?: string | null;
+  /** redstate's own: virtual objects and workflows. */
+  state_ttl?: string | null;
   retry_policy?: {
     initial_interval: string;
     exponentiation_factor: number;
@@ -43,7 +45,7 @@ export const getService = (name: string) => request<ServiceDetails>('GET', `/ser
 
 /**
  * `PATCH /services/{name}` (reference-behavior.md §3.4): the settings given change, durations
- * in the friendly or ISO 8601 form; `retry_policy` is redstate's own.
+ * in the friendly or ISO 8601 form; `retry_policy` and `state_ttl` are redstate's own.
  */
 export interface ServicePatch {
   public?: boolean;
@@ -52,6 +54,7 @@ export interface ServicePatch {
   workflow_completion_retention?: string;
   inactivity_timeout?: string;
   abort_timeout?: string;
+  state_ttl?: string;
   retry_policy?: {
     initial_interval?: string;
     exponentiation_factor?: number;

@@ -10,6 +10,7 @@ const NAV: Array<[string, string]> = [
   ['/ui/', 'Overview'],
   ['/ui/invocations', 'Invocations'],
   ['/ui/waiting', 'Waiting'],
+  ['/ui/schedules', 'Schedules'],
   ['/ui/services', 'Services'],
   ['/ui/deployments', 'Deployments'],
   ['/ui/sql', 'SQL console'],

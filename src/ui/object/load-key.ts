@@ -19,6 +19,14 @@ export interface KeyView {
     completion_success_value_utf8?: string;
     completion_failure?: string;
   }>;
+  /** When the key's state expires unless written again (state_ttl), and the TTL in ms. */
+  expiry?: { at: string; ttlMs: number };
+}
+
+/** `/query` prints a duration as ISO 8601 seconds (`PT600S`). */
+function isoSecondsToMs(text: string): number {
+  const m = /^PT(\d+(?:\.\d+)?)S$/.exec(text);
+  return m ? Math.round(Number(m[1]) * 1000) : NaN;
 }
 
 function hexToBytes(hex: string): Uint8Array {
@@ -29,7 +37,7 @@ function hexToBytes(hex: string): Uint8Array {
 
 export async function loadKey(service: string, key: string): Promise<KeyView> {
   const where = `service_name = ${sqlString(service)} AND service_key = ${sqlString(key)}`;
-  const [svc, holder, inbox, state, promises] = await Promise.all([
+  const [svc, holder, inbox, state, promises, expiry] = await Promise.all([
     query<{ ty: string }>(`SELECT ty FROM sys_service WHERE name = ${sqlString(service)}`),
     query<{ invocation_id: string }>(`SELECT invocation_id FROM sys_keyed_service_status WHERE ${where}`),
     query<{ id: string; sequence_number: number }>(
@@ -40,6 +48,9 @@ export async function loadKey(service: string, key: string): Promise<KeyView> {
     ),
     query<KeyView['promises'][number]>(
       `SELECT key, completed, completion_success_value_utf8, completion_failure FROM sys_promise WHERE ${where} ORDER BY key`,
+    ),
+    query<{ expires_at: string; state_ttl: string }>(
+      `SELECT expires_at, state_ttl FROM sys_state_expiry WHERE ${where} AND scope IS NULL`,
     ),
   ]);
   return {
@@ -52,5 +63,6 @@ export async function loadKey(service: string, key: string): Promise<KeyView> {
       ...(s.value_utf8 !== undefined ? { text: s.value_utf8 } : {}),
     })),
     promises,
+    ...(expiry[0] ? { expiry: { at: expiry[0].expires_at, ttlMs: isoSecondsToMs(expiry[0].state_ttl) } } : {}),
   };
 }

@@ -1,10 +1,13 @@
 /**
  * One virtual-object key or workflow id: its object-key machine (lock holder, inbox in order,
- * live), its K/V state with editing, and a workflow's durable promises.
+ * live), when its state expires (state_ttl), its K/V state with editing, and a workflow's
+ * durable promises.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { onLive, type LiveChange } from '../api/live';
+import { Ago } from '../components/Ago';
 import { ErrorBox } from '../components/ErrorBox';
+import { formatDuration } from '../format';
 import { objectKeyLayout } from '../graph/layouts';
 import { MachineDiagram } from '../graph/MachineDiagram';
 import { useLoad } from '../hooks/use-load';
@@ -79,6 +82,19 @@ export function ObjectKey({ service, objectKey }: { service: string; objectKey: 
             <dl class="kv" style={{ marginTop: '12px' }}>
               <dt>Holder</dt>
               <dd>{lock?.holder ? link(lock.holder) : <span class="muted">nobody: the key is free</span>}</dd>
+              <dt>State expires</dt>
+              <dd id="state-expiry">
+                {v?.expiry ? (
+                  <>
+                    <Ago at={v.expiry.at} />{' '}
+                    <span class="muted">
+                      (state_ttl {formatDuration(v.expiry.ttlMs)}; a write starts it again, a held lock puts it off)
+                    </span>
+                  </>
+                ) : (
+                  <span class="muted">never</span>
+                )}
+              </dd>
               <dt>Inbox</dt>
               <dd>
                 {lock && lock.inbox.length > 0 ? (

@@ -1,6 +1,6 @@
 /**
  * A service's settings: shown, and edited through `PATCH /services/{name}` (retentions,
- * timeouts, whether the ingress may call it, and redstate's retry policy). Only the fields
+ * timeouts, whether the ingress may call it, and redstate's retry policy and state TTL). Only the fields
  * changed are sent; the server's answer (normalised durations) replaces what is shown, and
  * its refusal is shown as it words it.
  */
@@ -13,7 +13,8 @@ type DurationField =
   | 'journal_retention'
   | 'workflow_completion_retention'
   | 'inactivity_timeout'
-  | 'abort_timeout';
+  | 'abort_timeout'
+  | 'state_ttl';
 
 const DURATIONS: Array<[DurationField, string, string]> = [
   ['idempotency_retention', 'Idempotency retention', 'how long a request with an idempotency key is deduplicated'],
@@ -21,6 +22,11 @@ const DURATIONS: Array<[DurationField, string, string]> = [
   ['workflow_completion_retention', 'Workflow retention', "how long a workflow run's result is kept"],
   ['inactivity_timeout', 'Inactivity timeout', 'silence before the server asks the handler to suspend'],
   ['abort_timeout', 'Abort timeout', 'then, before it cuts the attempt off'],
+  [
+    'state_ttl',
+    'State TTL',
+    "a key whose state is not written this long loses it; 0s: never (a handler's own TTL is set through the API)",
+  ],
 ];
 
 interface Draft {
@@ -72,7 +78,11 @@ export function Settings({ service, onSaved }: { service: ServiceDetails; onSave
   const shown = draftOf(service);
   const d = editing ? draft : shown;
   const set = (change: Partial<Draft>) => setDraft({ ...draft, ...change });
-  const durations = DURATIONS.filter(([k]) => k !== 'workflow_completion_retention' || service.ty === 'Workflow');
+  const durations = DURATIONS.filter(
+    ([k]) =>
+      (k !== 'workflow_completion_retention' || service.ty === 'Workflow') &&
+      (k !== 'state_ttl' || service.ty !== 'Service'),
+  );
 
   const save = async (e: Event) => {
     e.preventDefault();
