@@ -57,7 +57,7 @@ export function StateEditor({
     }
   };
   const update = (i: number, change: Partial<Draft>) =>
-    setDraft(draft.map((d, j) => (j === i ? { ...d, ...change } : d)));
+    setDraft((prev) => prev.map((d, j) => (j === i ? { ...d, ...change } : d)));
 
   return (
     <div class="card" id="state">

@@ -115,12 +115,13 @@ function ScheduleForm({
   editing: Schedule | undefined;
   onDone: (s: Schedule | undefined) => void;
 }) {
+  // The form is keyed by what it edits (below), so a new target starts a new draft.
   const [d, setD] = useState<Draft>(editing ? draftOf(editing) : EMPTY);
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
-  useEffect(() => setD(editing ? draftOf(editing) : EMPTY), [editing?.id]);
   const preview = usePreview(timingOf(d));
-  const set = (change: Partial<Draft>) => setD({ ...d, ...change });
+  // From the latest draft, not this render's: two fields typed before a re-render both count.
+  const set = (change: Partial<Draft>) => setD((prev) => ({ ...prev, ...change }));
   const text = (field: keyof Draft, label: string, placeholder = '', wide = false) => (
     <label class="field">
       <span>{label}</span>
@@ -428,6 +429,7 @@ export function Schedules() {
         />
       )}
       <ScheduleForm
+        key={editing?.id ?? ''}
         editing={editing}
         onDone={(s) => {
           setEditing(undefined);

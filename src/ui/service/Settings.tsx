@@ -77,7 +77,7 @@ export function Settings({ service, onSaved }: { service: ServiceDetails; onSave
   const [busy, setBusy] = useState(false);
   const shown = draftOf(service);
   const d = editing ? draft : shown;
-  const set = (change: Partial<Draft>) => setDraft({ ...draft, ...change });
+  const set = (change: Partial<Draft>) => setDraft((prev) => ({ ...prev, ...change }));
   const durations = DURATIONS.filter(
     ([k]) =>
       (k !== 'workflow_completion_retention' || service.ty === 'Workflow') &&
