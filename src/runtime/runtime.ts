@@ -38,6 +38,7 @@ import { Invocations } from './services/invocations.js';
 import { LockGrants } from './services/lock-grants.js';
 import {
   operatorActions,
+  restartedId,
   type DeploymentChoice,
   type Outcome,
   type RestartOptions,
@@ -306,9 +307,14 @@ export class Runtime {
       this.confirmed.repeatable(() => this.ops.at(this.partitionOf(id), 'operator.resume', [id, deployment])),
     purge: (id: string): Promise<Outcome> =>
       this.confirmed.operator(id, 'purge', () => this.ops.at(this.partitionOf(id), 'operator.purge', [id])),
-    purgeJournal: (id: string): Promise<Outcome> => this.ops.at(this.partitionOf(id), 'operator.purgeJournal', [id]),
-    restartAsNew: (id: string, opts?: RestartOptions): Promise<Restarted> =>
-      this.ops.at(this.partitionOf(id), 'operator.restartAsNew', [id, opts]),
+    // Applied again, a purge of the journal finds the snapshot it wrote and writes it again.
+    purgeJournal: (id: string): Promise<Outcome> =>
+      this.confirmed.repeatable(() => this.ops.at(this.partitionOf(id), 'operator.purgeJournal', [id])),
+    // The new id is chosen once, here: a try again after a lost answer finds what an earlier try made.
+    restartAsNew: (id: string, opts: RestartOptions = {}): Promise<Restarted> => {
+      const fixed = { ...opts, newInvocationId: opts.newInvocationId ?? restartedId(id) };
+      return this.confirmed.repeatable(() => this.ops.at(this.partitionOf(id), 'operator.restartAsNew', [id, fixed]));
+    },
   };
 
   /** Admin `POST /services/{name}/state`: resolves once the mutation is stored (by the key's owner). */

@@ -3,8 +3,9 @@
  * Redis connection broke after the command was sent) is settled before the client is answered.
  * A TCP relay between redstate and a real redis-server loses the replies (the commands ran) or
  * the requests (they never reached Redis), then breaks the connections; ioredis reconnects,
- * and every call, send (delayed, idempotent), object add, state write, cancel and kill answers
- * as if nothing had happened: each took effect exactly once. Past the bound
+ * and every call, send (delayed, idempotent), object add, state write, cancel, kill,
+ * restart-as-new and purge of a journal answers as if nothing had happened: each took effect
+ * exactly once. Past the bound
  * (REDSTATE_STORE_OUTAGE_WAIT) the 503 says whether a retry is safe.
  */
 import test from 'ava';
@@ -61,6 +62,12 @@ for (const lost of ['replies', 'requests'] as const) {
         const toKill = await waitingRun(w, `kill-${lost}`);
         const toCancel = await waitingRun(w, `cancel-${lost}`);
         await waitFor(async () => (await w.ingress.get(`restate/output/${toCancel}`)).statusCode === 470, 10_000);
+        const [toRestart, toPurge] = await Promise.all(
+          ['Ed', 'Fa'].map(async (name) => {
+            const done = await w.ingress.post('restate/call/Greeter/greet', { json: name });
+            return String(done.headers['x-restate-id']);
+          }),
+        );
 
         if (lost === 'replies') w.proxy.holdReplies();
         else w.proxy.holdRequests();
@@ -76,11 +83,13 @@ for (const lost of ['replies', 'requests'] as const) {
           }),
           w.admin.patch(`invocations/${toKill}/kill`),
           w.admin.patch(`invocations/${toCancel}/cancel`),
+          w.admin.patch(`invocations/${toRestart}/restart-as-new`),
+          w.admin.patch(`invocations/${toPurge}/purge-journal`),
         ]);
         // The commands are on their way (and, replies lost, have run); then the connections break.
         await delay(500);
         w.proxy.cut();
-        const [call, send, delayed, idempotent, add1, add2, state, kill, cancel] = await answers;
+        const [call, send, delayed, idempotent, add1, add2, state, kill, cancel, restarted, purged] = await answers;
 
         t.is(call.statusCode, 200, call.body);
         t.is(call.body, '"hi Ada"');
@@ -94,6 +103,8 @@ for (const lost of ['replies', 'requests'] as const) {
         t.is(state.statusCode, 202, state.body);
         t.is(kill.statusCode, 200, kill.body);
         t.true([200, 202].includes(cancel.statusCode), cancel.body);
+        t.is(restarted.statusCode, 200, restarted.body);
+        t.is(purged.statusCode, 200, purged.body);
 
         // Each took effect once: one invocation per send, the adds counted once each.
         const ids = [send, delayed, idempotent].map(
@@ -121,7 +132,11 @@ for (const lost of ['replies', 'requests'] as const) {
             })
           ).body,
         ) as { rows: Array<{ n: number }> };
-        t.is(greets.rows[0]!.n, 4);
+        // Four requests, the two completed before, and one restart of them.
+        t.is(greets.rows[0]!.n, 7);
+        const { new_invocation_id: restartId } = JSON.parse(restarted.body) as { new_invocation_id: string };
+        t.is((await w.ingress.get(`restate/attach/${restartId}`)).body, '"hi Ed"');
+        t.is((await w.ingress.get(`restate/output/${toPurge}`)).body, '"hi Fa"');
         t.regex((await w.ingress.get(`restate/output/${toKill}`)).body, /killed/);
         await waitFor(async () => (await w.ingress.get(`restate/output/${toCancel}`)).statusCode !== 470, 10_000);
         // Every answer above was certain; the server's own log may still say that a commit's

@@ -3,7 +3,8 @@
  * store outage: `store/confirmed.ts` waits for the store and tries again; this file says, for
  * each write, how a try again finds out whether an earlier try whose outcome was unknown
  * landed. It is called from the runtime's face (runtime.ts) only, so every route gets the
- * same answer: call, send, delayed, scoped, idempotent or not, state mutations, cancel and kill.
+ * same answer: call, send, delayed, scoped, idempotent or not, state mutations, cancel, kill,
+ * pause, resume, purge, purge of a journal and restart-as-new.
  *
  * The failed commit itself is handled where it happened (the actor is dropped and its
  * partition recovered from the store, services/partitions.ts); what is decided here is only

@@ -229,6 +229,13 @@ export interface RestartOptions {
   from?: number;
   /** Only used with `from` > 0; absent means latest. */
   deployment?: DeploymentChoice;
+  /** The new invocation's id (`restartedId`), chosen once by the runtime's face; absent, a new one. */
+  newInvocationId?: string;
+}
+
+/** A new id for a restart of `id`: in the same partition, so the restart runs where the original did. */
+export function restartedId(id: string): string {
+  return invocationIdToString(newInvocationId(parseInvocationId(id).partitionKey));
 }
 
 export interface Restarted {
@@ -310,9 +317,10 @@ export async function restartAsNew(rt: OperatorDeps, id: string, opts: RestartOp
     deploymentId = opts.deployment.id;
   }
   const { headers, value } = decodeInputCommand(input.payload);
-  const newId = invocationIdToString(newInvocationId(parseInvocationId(id).partitionKey));
-  await rt.invocations.create(
-    rt.admit({
+  const newId = opts.newInvocationId ?? restartedId(id);
+  // Found, the new id can only be this restart's own (no other request knows it): a try again.
+  await rt.invocations.create({
+    ...rt.admit({
       target: old.target,
       input: value,
       headers,
@@ -325,7 +333,9 @@ export async function restartAsNew(rt: OperatorDeps, id: string, opts: RestartOp
       // A scoped invocation restarts in its scope and queue, under the same limit rules.
       ...(old.limitKey !== undefined ? { limitKey: old.limitKey } : {}),
     }),
-  );
+    once: true,
+    ownIfFound: true,
+  });
   return { newInvocationId: newId };
 }
 
