@@ -23,7 +23,7 @@ export async function waitHttp(url, tries = 300) {
 
 /**
  * redstate from `root`'s build, as the benchmarks run it (fsync before ack; with `store`
- * `redis`, a fresh redis-server with `appendfsync always` in `dataDir`), on ports 38180/39170.
+ * `redis`, a fresh redis-server with `appendfsync always` in `dataDir`), on ports 18180/19170.
  * redis-server runs as the server's child (bash starts it, then becomes the server), so the
  * harness's "server" process tree counts both: the server's cost includes its store's.
  * `BENCH_CPU_PROF=<dir>` also writes a CPU profile.
@@ -31,8 +31,8 @@ export async function waitHttp(url, tries = 300) {
 export async function startRedstate(root, store, dataDir, extraEnv = {}) {
   const env = {
     ...process.env,
-    REDSTATE_INGRESS_PORT: '38180',
-    REDSTATE_ADMIN_PORT: '39170',
+    REDSTATE_INGRESS_PORT: '18180',
+    REDSTATE_ADMIN_PORT: '19170',
     REDSTATE_NODE_PORT: '29122',
     REDSTATE_HOST: '127.0.0.1',
     REDSTATE_DATA_DIR: dataDir,
@@ -45,9 +45,9 @@ export async function startRedstate(root, store, dataDir, extraEnv = {}) {
       server: spawn(node[0], node.slice(1), { env, stdio: ['ignore', 'ignore', 'inherit'] }),
       redisPid: undefined,
     };
-  env.REDSTATE_REDIS_URL = 'redis://127.0.0.1:36379';
+  env.REDSTATE_REDIS_URL = 'redis://127.0.0.1:16379';
   const pidFile = path.join(dataDir, 'redis.pid');
-  const redis = `redis-server --port 36379 --bind 127.0.0.1 --appendonly yes --appendfsync always --save '' --dir '${dataDir}'`;
+  const redis = `redis-server --port 16379 --bind 127.0.0.1 --appendonly yes --appendfsync always --save '' --dir '${dataDir}'`;
   const script = `${redis} >/dev/null 2>&1 & echo $! > '${pidFile}'; sleep 0.5; exec ${node.map((a) => `'${a}'`).join(' ')}`;
   const server = spawn('bash', ['-c', script], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   await sleep(600);

@@ -69,8 +69,8 @@ async function startOurs(dir) {
     REDSTATE_EXPERIMENTAL_ENABLE_VQUEUES: 'true',
     REDSTATE_LOG_LEVEL: 'warn',
   });
-  await waitHttp('http://127.0.0.1:39170/health');
-  return { proc: server, ingress: 'http://127.0.0.1:38180', admin: 'http://127.0.0.1:39170', redisPid };
+  await waitHttp('http://127.0.0.1:19170/health');
+  return { proc: server, ingress: 'http://127.0.0.1:18180', admin: 'http://127.0.0.1:19170', redisPid };
 }
 
 async function post(url, body, headers = {}) {

@@ -71,17 +71,17 @@ async function runOurs(n = 0) {
   const out = path.join(WORK, n ? `ours-${store}-${n}.json` : `ours-${store}.json`);
   const parts = new PartSampler(server.pid, redisPid);
   try {
-    await waitHttp('http://127.0.0.1:39170/health');
+    await waitHttp('http://127.0.0.1:19170/health');
     parts.start();
     await runHarness(
       [
         'run.mjs',
         '--ingress',
-        'http://127.0.0.1:38180',
+        'http://127.0.0.1:18180',
         '--admin',
-        'http://127.0.0.1:39170',
+        'http://127.0.0.1:19170',
         '--service-port',
-        '39180',
+        '19180',
         '--server-pid',
         String(server.pid),
         '--label',

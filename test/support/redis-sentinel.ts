@@ -1,8 +1,11 @@
 /**
  * A Redis primary with one replica, watched by three Sentinels (`redis-server --sentinel`), all
  * the machine's redis-server on free loopback ports. The Sentinels notice a primary that stops
- * answering within a second and promote the replica; a killed server restarted on its own
- * directory comes back as a replica of the current primary (Sentinel reconfigures it).
+ * answering within a second and promote the replica. A killed primary is started again as its
+ * replica (`rejoin`), as deployment scripts for Sentinel do (they ask the Sentinels whom to
+ * follow): started as a primary, it would wait about 8 s before the Sentinels turn it into a
+ * replica (Redis's sentinel.c waits 4 publish periods before it reconfigures an old primary), and
+ * commits waiting for a replica (`WAIT`) would wait with it.
  */
 import { Redis } from 'ioredis';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -20,6 +23,8 @@ export interface RunningSentinelSet {
   sentinels: RunningRedis[];
   /** The node the Sentinels name as primary now. */
   primary(): Promise<RunningRedis>;
+  /** Starts the halted `node` again, as a replica of the primary the Sentinels name once they have replaced it. */
+  rejoin(node: RunningRedis, timeoutMs?: number): Promise<void>;
   /** Resolves once the Sentinels agree on a primary that has `replicas` replicas streaming from it. */
   healthy(timeoutMs?: number, replicas?: number): Promise<void>;
   stop(): Promise<void>;
@@ -69,6 +74,16 @@ export async function startSentinelSet(): Promise<RunningSentinelSet> {
       const node = nodes.find((n) => n.port === port);
       if (!node) throw new Error(`the sentinels name a primary on port ${port}, which is none of ours`);
       return node;
+    },
+    async rejoin(node, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const port = await primaryPort().catch(() => node.port);
+        if (port !== node.port) return node.resume(['--replicaof', '127.0.0.1', String(port)]);
+        if (Date.now() > deadline)
+          throw new Error(`the sentinels did not replace the primary on ${node.port} within ${timeoutMs} ms`);
+        await delay(100);
+      }
     },
     async healthy(timeoutMs = 30_000, replicas = 1) {
       const deadline = Date.now() + timeoutMs;

@@ -29,8 +29,8 @@ export interface RunningRedis {
   dir: string;
   /** Stops the server, keeping its directory. `kill: true` sends SIGKILL: no shutdown hook runs, as in a crash. */
   halt(opts?: { kill?: boolean }): Promise<void>;
-  /** Starts a halted server again on the same port and directory; it reloads its AOF. */
-  resume(): Promise<void>;
+  /** Starts a halted server again on the same port and directory; it reloads its AOF. `args`: more for this start only. */
+  resume(args?: string[]): Promise<void>;
   /** `halt` then `resume`. */
   restart(opts?: { kill?: boolean }): Promise<void>;
   stop(): Promise<void>;
@@ -64,8 +64,8 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RunningR
     async halt({ kill = false } = {}) {
       await terminate(running, kill ? 'SIGKILL' : 'SIGTERM');
     },
-    async resume() {
-      running = await launch(port, dir, opts);
+    async resume(args = []) {
+      running = await launch(port, dir, { ...opts, args: [...(opts.args ?? []), ...args] });
     },
     async restart(how) {
       await handle.halt(how);

@@ -73,7 +73,8 @@ async function victim(
   if (kind === 'sdk') return stack.service;
   if (stack.redisSentinel) {
     const primary = await stack.redisSentinel.primary();
-    return { kill: () => primary.halt({ kill: true }), restart: () => primary.resume() };
+    const set = stack.redisSentinel;
+    return { kill: () => primary.halt({ kill: true }), restart: () => set.rejoin(primary) };
   }
   const masters = stack.redisCluster?.masters;
   const redis = stack.redis ?? masters?.[atOp % masters.length];

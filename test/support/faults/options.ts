@@ -6,7 +6,8 @@ import type { StoreKind } from '../stack.js';
  *   the killed process to be reaped (a supervisor's restart).
  * - `redis`: SIGKILL of redis-server (AOF, `appendfsync always`), restarted at once on the
  *   same directory and port. Redis stores only; with Sentinel, of the current primary (the
- *   Sentinels promote the replica; the killed one comes back as a replica).
+ *   Sentinels promote the replica; the killed one is started again, once they have, as the new
+ *   primary's replica: redis-sentinel.ts `rejoin`).
  * - `sdk`: SIGKILL of the SDK service, restarted 3 s later on the same port.
  */
 export type FaultKind = 'server' | 'redis' | 'sdk';
