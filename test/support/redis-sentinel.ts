@@ -44,21 +44,10 @@ export async function startSentinelSet(): Promise<RunningSentinelSet> {
   const nodes = [primary, replica];
   const ask = async <T>(f: (r: Redis) => Promise<T>): Promise<T> => {
     for (const s of sentinels) {
-      const r = new Redis({
-        port: s.port,
-        host: '127.0.0.1',
-        lazyConnect: true,
-        retryStrategy: () => null,
-        maxRetriesPerRequest: 0,
-      });
-      r.on('error', () => undefined);
       try {
-        await r.connect();
-        return await f(r);
+        return await once(s.port, f);
       } catch {
         // That sentinel is away: ask the next.
-      } finally {
-        r.disconnect();
       }
     }
     throw new Error('no sentinel answers');
@@ -91,22 +80,9 @@ export async function startSentinelSet(): Promise<RunningSentinelSet> {
         try {
           const port = await primaryPort();
           const known = (await ask((r) => r.call('SENTINEL', 'sentinels', PRIMARY_NAME))) as unknown[];
-          const r = new Redis({
-            port,
-            host: '127.0.0.1',
-            lazyConnect: true,
-            retryStrategy: () => null,
-            maxRetriesPerRequest: 0,
-          });
-          r.on('error', () => undefined);
-          try {
-            await r.connect();
-            const info = await r.info('replication');
-            const online = info.split('\n').filter((l) => /^slave\d+:.*state=online/.test(l)).length;
-            if (/role:master/.test(info) && online >= replicas && known.length >= 2) return;
-          } finally {
-            r.disconnect();
-          }
+          const info = await once(port, (r) => r.info('replication'));
+          const online = info.split('\n').filter((l) => /^slave\d+:.*state=online/.test(l)).length;
+          if (/role:master/.test(info) && online >= replicas && known.length >= 2) return;
         } catch {
           // Not yet.
         }
@@ -123,4 +99,22 @@ export async function startSentinelSet(): Promise<RunningSentinelSet> {
   };
   await set.healthy();
   return set;
+}
+
+/** One question to the server on `port`, on a connection of its own that is not tried again. */
+async function once<T>(port: number, f: (r: Redis) => Promise<T>): Promise<T> {
+  const r = new Redis({
+    port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+  });
+  r.on('error', () => undefined);
+  try {
+    await r.connect();
+    return await f(r);
+  } finally {
+    r.disconnect();
+  }
 }

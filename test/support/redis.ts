@@ -89,38 +89,17 @@ async function launch(port: number, dir: string, opts: StartRedisOptions): Promi
   // Sentinel rewrites its configuration file: written once, kept across restarts.
   const conf = join(dir, 'sentinel.conf');
   if (opts.sentinel !== undefined && !existsSync(conf)) await writeFile(conf, opts.sentinel);
+  const common = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no', '--logfile', ''];
   const args =
     opts.sentinel !== undefined
-      ? [
-          conf,
-          '--sentinel',
-          '--port',
-          String(port),
-          '--bind',
-          '127.0.0.1',
-          '--dir',
-          dir,
-          '--daemonize',
-          'no',
-          '--logfile',
-          '',
-        ]
+      ? [conf, '--sentinel', ...common]
       : [
-          '--port',
-          String(port),
-          '--bind',
-          '127.0.0.1',
-          '--dir',
-          dir,
+          ...common,
           '--appendonly',
           opts.appendonly ?? 'yes',
           '--appendfsync',
           opts.appendfsync ?? 'always',
           '--save',
-          '',
-          '--daemonize',
-          'no',
-          '--logfile',
           '',
           ...(opts.password ? ['--requirepass', opts.password] : []),
           ...(opts.args ?? []),

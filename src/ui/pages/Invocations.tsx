@@ -118,32 +118,26 @@ export function Invocations() {
               />
             </label>
           ))}
-          <label class="field">
-            Created from
-            <input
-              type="datetime-local"
-              value={localInput(filter.from)}
-              onChange={(e) =>
-                setQuery({
-                  from: e.currentTarget.value ? String(Date.parse(e.currentTarget.value)) : undefined,
-                  page: undefined,
-                })
-              }
-            />
-          </label>
-          <label class="field">
-            Created until
-            <input
-              type="datetime-local"
-              value={localInput(filter.to)}
-              onChange={(e) =>
-                setQuery({
-                  to: e.currentTarget.value ? String(Date.parse(e.currentTarget.value)) : undefined,
-                  page: undefined,
-                })
-              }
-            />
-          </label>
+          {(
+            [
+              ['from', 'Created from'],
+              ['to', 'Created until'],
+            ] as const
+          ).map(([k, label]) => (
+            <label class="field" key={k}>
+              {label}
+              <input
+                type="datetime-local"
+                value={localInput(filter[k])}
+                onChange={(e) =>
+                  setQuery({
+                    [k]: e.currentTarget.value ? String(Date.parse(e.currentTarget.value)) : undefined,
+                    page: undefined,
+                  })
+                }
+              />
+            </label>
+          ))}
         </form>
       </div>
       <ErrorBox error={list.error} />

@@ -103,6 +103,23 @@ export function Settings({ service, onSaved }: { service: ServiceDetails; onSave
     ) : (
       <span class="mono">{value || '—'}</span>
     );
+  const number = (
+    name: 'exponentiation_factor' | 'max_attempts',
+    shown: string,
+    attrs: { step?: string; placeholder?: string },
+  ) =>
+    editing ? (
+      <input
+        name={name}
+        type="number"
+        min="1"
+        {...attrs}
+        value={d[name]}
+        onInput={(e) => set({ [name]: e.currentTarget.value })}
+      />
+    ) : (
+      <span class="mono">{shown}</span>
+    );
 
   return (
     <form class="card" id="settings" aria-label="service settings" onSubmit={save}>
@@ -151,37 +168,11 @@ export function Settings({ service, onSaved }: { service: ServiceDetails; onSave
           <dt>Retries start after</dt>
           <dd>{input(d.initial_interval, (v) => set({ initial_interval: v }), 'initial_interval')}</dd>
           <dt>Growing by</dt>
-          <dd>
-            {editing ? (
-              <input
-                name="exponentiation_factor"
-                type="number"
-                step="0.1"
-                min="1"
-                value={d.exponentiation_factor}
-                onInput={(e) => set({ exponentiation_factor: e.currentTarget.value })}
-              />
-            ) : (
-              <span class="mono">×{d.exponentiation_factor}</span>
-            )}
-          </dd>
+          <dd>{number('exponentiation_factor', `×${d.exponentiation_factor}`, { step: '0.1' })}</dd>
           <dt>Up to</dt>
           <dd>{input(d.max_interval, (v) => set({ max_interval: v }), 'max_interval')}</dd>
           <dt>Attempts</dt>
-          <dd>
-            {editing ? (
-              <input
-                name="max_attempts"
-                type="number"
-                min="1"
-                placeholder="no limit"
-                value={d.max_attempts}
-                onInput={(e) => set({ max_attempts: e.currentTarget.value })}
-              />
-            ) : (
-              <span class="mono">{d.max_attempts || 'no limit'}</span>
-            )}
-          </dd>
+          <dd>{number('max_attempts', d.max_attempts || 'no limit', { placeholder: 'no limit' })}</dd>
           <dt>Then</dt>
           <dd>
             {editing ? (
