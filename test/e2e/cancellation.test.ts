@@ -90,6 +90,9 @@ for (const store of nodeKinds) {
     const runners = await Promise.all(
       tags.map((tag) => sendTo(stack, 'Canceller/attachToLater', { tag, delayMs: 600_000 })),
     );
+    // Cancelled once each runner waits for it: an attach to what is gone answers 404 anywhere.
+    const attaching = `SELECT DISTINCT id FROM sys_journal WHERE entry_type LIKE '%AttachInvocation' AND id IN (${runners.map((r) => `'${r}'`).join(', ')})`;
+    await waitFor(async () => (await sqlRows(stack.admin, attaching)).length === runners.length, 15_000);
     for (const tag of tags) {
       const child = await awaitPublished(stack, tag, 'child');
       t.is((await stack.admin.patch(`invocations/${child}/cancel`)).statusCode, 200);

@@ -8,10 +8,10 @@
  * columns survive a SIGKILL of the server.
  */
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
-import { sqlRows, stacksPerStore, storeKinds, type Rows, type Stack } from '../support/stack.js';
+import { sqlRows, stacksPerStore, nodeKinds, type Rows, type Stack } from '../support/stack.js';
 
 const test = anyTest as TestFn<Record<string, Stack>>;
-stacksPerStore(test, { serviceFile: 'programs.mjs' });
+stacksPerStore(test, { serviceFile: 'programs.mjs' }, nodeKinds);
 
 type Kind = 'call' | 'send' | 'delayed' | 'objectSend' | 'workflow';
 
@@ -97,7 +97,7 @@ function checkRows(
   }
 }
 
-for (const store of storeKinds) {
+for (const store of nodeKinds) {
   test.serial(
     `${store}: every child names its parent, as Restate fills sys_invocation, also after a SIGKILL`,
     async (t) => {
