@@ -170,6 +170,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         peerSessions: nodeSessions,
       })
     : undefined;
+  // A deployment registered through this node is known to the others when its registration is answered.
+  if (cluster) registry.announceChangesWith(() => cluster.announce('registry'));
   const runtime = new Runtime(
     store,
     registry,
@@ -180,7 +182,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     held,
   );
   // Bound before the partitions are taken: the other nodes forward to it as soon as this one owns any.
-  const node = createNodeEndpoint(nodeSessions, rpcHandler(runtime));
+  const node = createNodeEndpoint(
+    nodeSessions,
+    rpcHandler(runtime, () => registry.refresh()),
+  );
   const nodePort = await listen(node, config.nodePort, config.host);
   const tls = redisTlsOf(config);
   const subscriptions = new SubscriptionEngine({

@@ -19,7 +19,7 @@ import { FORWARDED_OPS, type ForwardedOp, type Placement } from '../runtime/type
 import type { Coordination, LeaseInfo, NodeInfo, PartitionTenure } from '../store/types.js';
 import type { Logger } from '../telemetry/log.js';
 import { partitionsOwned } from '../telemetry/metrics.js';
-import { callPeer, PeerUnreachable } from './peers.js';
+import { callPeer, PeerUnreachable, tellPeer, type Announcement } from './peers.js';
 import { planRound } from './shares.js';
 
 export const LEASE_MS = 3000;
@@ -29,6 +29,8 @@ const WATCHDOG_MS = 100;
 /** How long a forwarded operation looks for a reachable owner before answering 503. */
 const FORWARD_PATIENCE_MS = 10_000;
 const FORWARD_RETRY_MS = 200;
+/** How long a change waits for each other node to take in its announcement (else its next round does). */
+const ANNOUNCE_PATIENCE_MS = 1000;
 
 /** What the node drives in the runtime. */
 export interface PartitionHost extends Pick<Runtime, 'acquirePartition' | 'serve'> {
@@ -135,6 +137,28 @@ export class ClusterNode implements Placement {
       await new Promise((r) => setTimeout(r, FORWARD_RETRY_MS));
       await this.readLeases();
     }
+  }
+
+  /**
+   * Tells every other live node of a change to what they share (the registry: a deployment
+   * registered here is known there when its registration is answered), each waited for at most
+   * ANNOUNCE_PATIENCE_MS; a node that does not answer by then reads it again in its next round.
+   */
+  async announce(what: Announcement): Promise<void> {
+    const others = this.nodes.filter((n) => n.nodeId !== this.nodeId);
+    await Promise.all(
+      others.map(async (n) => {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ANNOUNCE_PATIENCE_MS)));
+        await Promise.race([
+          tellPeer(n.node, what, this.opts.peerSessions).catch((err: unknown) =>
+            this.opts.log.debug({ err }, `node ${this.nodeId}: node ${n.nodeId} did not take in the ${what} change`),
+          ),
+          late,
+        ]);
+        clearTimeout(timer);
+      }),
+    );
   }
 
   /** Graceful leave (SIGTERM), once the runtime has stopped: every lease handed over, then out of the registry. */

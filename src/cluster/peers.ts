@@ -1,6 +1,7 @@
 /**
  * Node-to-node calls on the node port: one forwarded runtime operation per POST to
- * `/cluster/rpc` (`Runtime.serve` on the owner), each a stream of one h2c session per peer:
+ * `/cluster/rpc` (`Runtime.serve` on the owner), and announcements of changes to what the
+ * nodes share (`/cluster/announce`: the registry), each a stream of one h2c session per peer:
  * multiplexed on one connection, they cost less CPU per request than a pool of kept-alive
  * HTTP/1.1 connections (docs/architecture.md has the figures). node:http2 rather than fetch: a
  * forwarded call or attach may wait for its invocation as long as it runs, and fetch gives up
@@ -10,10 +11,12 @@
 import http2 from 'node:http2';
 import type { Runtime } from '../runtime/runtime.js';
 import type { ForwardedOp } from '../runtime/types.js';
-import type { NodeHandler } from '../telemetry/node-endpoint.js';
+import type { NodeHandler, NodeResponse } from '../telemetry/node-endpoint.js';
 import { decode, encode, errorFromWire, errorToWire, type WireError } from './wire.js';
 
 export const RPC_PATH = '/cluster/rpc';
+/** Where a node hears of a change another node made (`tellPeer`). */
+const ANNOUNCE_PATH = '/cluster/announce';
 
 interface RpcRequest {
   partition: number;
@@ -70,17 +73,15 @@ function sessionTo(baseUrl: string, options: http2.SessionOptions): http2.Client
 }
 
 /**
- * Calls `op` on the node at `baseUrl`; rejects with the owner's error, or `PeerUnreachable`.
- * `sizes` sizes a new session (`sessionOptions` of protocol/transport.ts).
+ * POSTs `body` to `path` on the node at `baseUrl`; resolves with its status and answer, rejects
+ * with `PeerUnreachable`. `sizes` sizes a new session (`sessionOptions` of protocol/transport.ts).
  */
-export function callPeer(
+function post(
   baseUrl: string,
-  partition: number,
-  op: ForwardedOp,
-  args: unknown[],
+  path: string,
+  body: string,
   sizes: http2.SessionOptions,
-): Promise<unknown> {
-  const body = encode({ partition, op, args } satisfies RpcRequest);
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const peer = sessionTo(baseUrl, sizes);
     let stream: http2.ClientHttp2Stream | undefined;
@@ -96,7 +97,7 @@ export function callPeer(
     try {
       stream = peer.request({
         ':method': 'POST',
-        ':path': RPC_PATH,
+        ':path': path,
         'content-type': 'application/json',
         'content-length': Buffer.byteLength(body),
       });
@@ -108,22 +109,45 @@ export function callPeer(
     const chunks: Buffer[] = [];
     stream.on('data', (c: Buffer) => chunks.push(c));
     stream.on('error', unreachable);
-    stream.on('end', () => {
-      if (status !== 200) return reject(new PeerUnreachable(`node at ${baseUrl} answered ${status}`, true));
-      const reply = decode(Buffer.concat(chunks).toString('utf8')) as RpcReply;
-      if ('error' in reply) reject(errorFromWire(reply.error));
-      else resolve(reply.value);
-    });
+    stream.on('end', () => resolve({ status, text: Buffer.concat(chunks).toString('utf8') }));
     // Reset without an error code before its answer ended (after 'end' this settles nothing).
     stream.on('close', () => unreachable(new Error('the stream closed before its answer')));
     stream.end(body);
   });
 }
 
-/** The node port's handler of forwarded operations; false for any other request. */
-export function rpcHandler(runtime: Runtime): NodeHandler {
+/** Calls `op` on the node at `baseUrl`; rejects with the owner's error, or `PeerUnreachable`. */
+export async function callPeer(
+  baseUrl: string,
+  partition: number,
+  op: ForwardedOp,
+  args: unknown[],
+  sizes: http2.SessionOptions,
+): Promise<unknown> {
+  const { status, text } = await post(baseUrl, RPC_PATH, encode({ partition, op, args } satisfies RpcRequest), sizes);
+  if (status !== 200) throw new PeerUnreachable(`node at ${baseUrl} answered ${status}`, true);
+  const reply = decode(text) as RpcReply;
+  if ('error' in reply) throw errorFromWire(reply.error);
+  return reply.value;
+}
+
+/** What a node tells the others that changed in what they all share: today the registry. */
+export type Announcement = 'registry';
+
+/** Tells the node at `baseUrl` of a change; resolves once it has taken it in. */
+export async function tellPeer(baseUrl: string, what: Announcement, sizes: http2.SessionOptions): Promise<void> {
+  const { status } = await post(baseUrl, ANNOUNCE_PATH, JSON.stringify({ what }), sizes);
+  if (status !== 204) throw new PeerUnreachable(`node at ${baseUrl} answered ${status}`, true);
+}
+
+/**
+ * The node port's handler of forwarded operations and of announcements (`heard` takes one in:
+ * the registry read again); false for any other request.
+ */
+export function rpcHandler(runtime: Runtime, heard: (what: Announcement) => Promise<void>): NodeHandler {
   return (req, res) => {
-    if ((req.url ?? '').split('?')[0] !== RPC_PATH) return false;
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== RPC_PATH && path !== ANNOUNCE_PATH) return false;
     if (req.method !== 'POST') {
       res.writeHead(405, { allow: 'POST', 'content-length': 0 }).end();
       return true;
@@ -131,13 +155,15 @@ export function rpcHandler(runtime: Runtime): NodeHandler {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      if (path === ANNOUNCE_PATH) return announced(text, heard, res);
       const answer = (reply: RpcReply) => {
-        const text = encode(reply);
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+        const body = encode(reply);
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
       };
       let call: RpcRequest;
       try {
-        call = decode(Buffer.concat(chunks).toString('utf8')) as RpcRequest;
+        call = decode(text) as RpcRequest;
       } catch (err) {
         return answer({ error: errorToWire(err) });
       }
@@ -148,4 +174,22 @@ export function rpcHandler(runtime: Runtime): NodeHandler {
     });
     return true;
   };
+}
+
+/** 204 once the announcement is taken in, 500 when that failed, 400 for what is not one. */
+function announced(text: string, heard: (what: Announcement) => Promise<void>, res: NodeResponse): void {
+  let what: unknown;
+  try {
+    what = (JSON.parse(text) as { what?: unknown }).what;
+  } catch {
+    what = undefined;
+  }
+  if (what !== 'registry') {
+    res.writeHead(400, { 'content-length': 0 }).end();
+    return;
+  }
+  heard(what).then(
+    () => res.writeHead(204, { 'content-length': 0 }).end(),
+    () => res.writeHead(500, { 'content-length': 0 }).end(),
+  );
 }

@@ -106,6 +106,8 @@ export class Registry {
   private effective = new Map<string, EffectiveHandler>();
   private changes = 0;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Tells the other nodes sharing the store of a change saved here (server.ts); nothing alone. */
+  private announce: () => Promise<void> = () => Promise.resolve();
 
   private constructor(
     private readonly store: Store,
@@ -146,6 +148,14 @@ export class Registry {
       this.extras = extras;
       this.reindex();
     });
+  }
+
+  /**
+   * Every change saved here is announced with `announce` before it is answered, so the other
+   * nodes answer as this one at once (they would read it again within a round anyway).
+   */
+  announceChangesWith(announce: () => Promise<void>): void {
+    this.announce = announce;
   }
 
   // ---- reads -------------------------------------------------------------------------------
@@ -343,6 +353,7 @@ export class Registry {
       const result = change(draft);
       await this.save({ version: 1, deployments: this.deployments, ...draft });
       this.extras = draft;
+      await this.announce();
       return result;
     });
   }
@@ -373,6 +384,7 @@ export class Registry {
     await this.save({ version: 1, deployments, ...this.extras });
     this.deployments = deployments;
     this.reindex();
+    await this.announce();
   }
 
   /** The whole document, saved again after an outage until the store confirms it: saving it twice is saving it once. */

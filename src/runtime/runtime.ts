@@ -68,7 +68,10 @@ import {
 export type { Outcome as OperatorOutcome, DeploymentChoice, RestartOptions, Restarted } from './services/operator.js';
 export type { ScheduleAction, ScheduleDefinition } from './services/schedules.js';
 
-/** A cancel sent by a handler to an invocation that does not exist or has completed is dropped, as in Restate. */
+/**
+ * A cancel sent by a handler to an invocation that does not exist or has completed is dropped,
+ * as in Restate; so is the kill of a killed invocation's callee that ended meanwhile.
+ */
 function ignoreMissingOrCompleted(err: unknown): void {
   if (!(err instanceof NotFound) && !(err instanceof Conflict)) throw err;
 }
@@ -138,6 +141,8 @@ export class Runtime {
       actors: this.actors,
       invocations: this.invocations,
       admit: admitted,
+      killCallee: (id) =>
+        this.ops.run(this.partitionOf(id), 'operator.kill', [id]).then(() => undefined, ignoreMissingOrCompleted),
       now,
     });
     this.delivery = new Delivery({
@@ -154,7 +159,7 @@ export class Runtime {
     this.attachments = new Attachments({
       store,
       actors: this.actors,
-      invocations: this.invocations,
+      attach: (id) => this.ops.run(this.partitionOf(id), 'attach', [id]),
       delivery: this.delivery,
       retry: this.retry,
     });

@@ -8,7 +8,7 @@
  */
 import anyTest, { type TestFn } from 'ava';
 import { startService, type StartedService } from '../support/sdk-service.js';
-import { sqlRows, startStack, storeKinds, type Stack } from '../support/stack.js';
+import { sqlRows, startStack, nodeKinds, type Stack } from '../support/stack.js';
 import { waitFor } from '../support/wait.js';
 
 interface World {
@@ -20,7 +20,7 @@ const test = anyTest as TestFn<Record<string, World>>;
 
 test.before(async (t) => {
   const worlds = await Promise.all(
-    storeKinds.map(async (kind) => {
+    nodeKinds.map(async (kind) => {
       // Durable (durable.mjs) comes with the stack; Counter and QuickWf (objects.mjs) are a second deployment.
       const stack = await startStack(kind);
       const objects = await startService('objects.mjs');
@@ -61,7 +61,7 @@ async function restart(
 
 const json = (value: unknown) => [...Buffer.from(JSON.stringify(value))];
 
-for (const store of storeKinds) {
+for (const store of nodeKinds) {
   test(`${store}: restart-as-new runs the same input again, from the start or from a journal prefix`, async (t) => {
     const { stack } = t.context[store]!;
     const first = await call(stack, 'Durable/steps', { tag: `rs-${store}` });
@@ -310,7 +310,7 @@ for (const store of storeKinds) {
   });
 }
 
-for (const store of storeKinds) {
+for (const store of nodeKinds) {
   test.serial(`${store}: a queued state mutation survives a SIGKILL and lands after the invocation`, async (t) => {
     const { stack } = t.context[store]!;
     const key = `crash-${store}`;

@@ -3,12 +3,12 @@
  * stores, including that a pause survives a SIGKILL of the server.
  */
 import anyTest, { type TestFn } from 'ava';
-import { stacksPerStore, storeKinds, type Stack } from '../support/stack.js';
+import { stacksPerStore, nodeKinds, type Stack } from '../support/stack.js';
 import { waitFor } from '../support/wait.js';
 
 const test = anyTest as TestFn<Record<string, Stack>>;
 
-stacksPerStore(test);
+stacksPerStore(test, {}, nodeKinds);
 
 async function sendSleepy(stack: Stack, ms: number): Promise<string> {
   const res = await stack.ingress.post('restate/send/Durable/sleepy', { json: ms });
@@ -29,7 +29,7 @@ async function startCallTree(stack: Stack, tag: string): Promise<{ parent: strin
 
 const settle = () => new Promise((r) => setTimeout(r, 300));
 
-for (const store of storeKinds) {
+for (const store of nodeKinds) {
   test(`${store}: cancel delivers the cancel signal; the call fails with 409 Cancelled`, async (t) => {
     const stack = t.context[store]!;
     const id = await sendSleepy(stack, 30_000);
@@ -87,7 +87,7 @@ for (const store of storeKinds) {
   });
 }
 
-for (const store of storeKinds) {
+for (const store of nodeKinds) {
   test.serial(`${store}: a pause holds across a SIGKILL, and resume finishes the invocation`, async (t) => {
     const stack = t.context[store]!;
     const id = await sendSleepy(stack, 800);
@@ -108,7 +108,7 @@ for (const store of storeKinds) {
   });
 }
 
-for (const store of storeKinds) {
+for (const store of nodeKinds) {
   test(`${store}: cancelling a caller cancels the call it waits for`, async (t) => {
     const stack = t.context[store]!;
     const { parent, child } = await startCallTree(stack, `${store}-tree`);
@@ -122,7 +122,7 @@ for (const store of storeKinds) {
   });
 }
 
-for (const store of storeKinds) {
+for (const store of nodeKinds) {
   test(`${store}: killing a caller kills the call it waits for`, async (t) => {
     const stack = t.context[store]!;
     const { parent, child } = await startCallTree(stack, `${store}-kill-tree`);

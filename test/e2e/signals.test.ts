@@ -10,11 +10,11 @@
  */
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { sendTo } from '../support/context.js';
-import { sqlRows, stacksPerStore, storeKinds, type Stack } from '../support/stack.js';
+import { sqlRows, stacksPerStore, nodeKinds, type Stack } from '../support/stack.js';
 import { waitFor } from '../support/wait.js';
 
 const test = anyTest as TestFn<Record<string, Stack>>;
-stacksPerStore(test, { serviceFile: 'programs.mjs' });
+stacksPerStore(test, { serviceFile: 'programs.mjs' }, nodeKinds);
 
 type Ctx = ExecutionContext<Record<string, Stack>>;
 
@@ -48,7 +48,7 @@ async function startWaiter(
   return id;
 }
 
-for (const store of storeKinds) {
+for (const store of nodeKinds) {
   for (const service of ['SignalWaiter', 'SuspendingSignalWaiter']) {
     const name = `${store} ${service}`;
 

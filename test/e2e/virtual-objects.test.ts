@@ -3,10 +3,10 @@
  * suspensions and a SIGKILL of the server; shared handlers never wait for the lock.
  */
 import test from 'ava';
-import { startStack, storeKinds } from '../support/stack.js';
+import { startStack, nodeKinds } from '../support/stack.js';
 import { waitFor } from '../support/wait.js';
 
-for (const store of storeKinds) {
+for (const store of nodeKinds) {
   test.serial(
     `${store}: 50 concurrent adds on one key end with the exact count; shared gets do not block`,
     async (t) => {

@@ -3,13 +3,13 @@
  * or peek, before, during and after run (reference-behavior.md §2.4), also across a SIGKILL.
  */
 import anyTest, { type TestFn } from 'ava';
-import { sqlRows, stacksPerStore, storeKinds, type Stack } from '../support/stack.js';
+import { sqlRows, stacksPerStore, nodeKinds, type Stack } from '../support/stack.js';
 import { waitFor } from '../support/wait.js';
 
 const test = anyTest as TestFn<Record<string, Stack>>;
-stacksPerStore(test, { serviceFile: 'workflows.mjs' });
+stacksPerStore(test, { serviceFile: 'workflows.mjs' }, nodeKinds);
 
-for (const store of storeKinds) {
+for (const store of nodeKinds) {
   test(`${store}: run waits for the promise a shared handler resolves`, async (t) => {
     const { ingress } = t.context[store]!;
     const wf = `${store}-w1`;
@@ -51,7 +51,7 @@ for (const store of storeKinds) {
   });
 }
 
-for (const store of storeKinds) {
+for (const store of nodeKinds) {
   test.serial(`${store}: a waiting run survives a SIGKILL and completes when resolved`, async (t) => {
     const stack = t.context[store]!;
     const wf = `${store}-crash`;

@@ -10,22 +10,48 @@ import { startRedisCluster, type RunningRedisCluster } from './redis-cluster.js'
 import { startSentinelSet, type RunningSentinelSet } from './redis-sentinel.js';
 import { startRedstate, type RedstateProcess } from './server.js';
 import { startService, type StartedService } from './sdk-service.js';
+import { startNodes } from './nodes.js';
 
-/** `redis-cluster`: three masters (redis-cluster.ts); `redis-sentinel`: a primary, a replica, three Sentinels (redis-sentinel.ts). */
-export type StoreKind = 'embedded' | 'redis' | 'redis-cluster' | 'redis-sentinel';
-const allKinds: StoreKind[] = ['embedded', 'redis', 'redis-cluster', 'redis-sentinel'];
+/**
+ * `redis-cluster`: three masters (redis-cluster.ts); `redis-sentinel`: a primary, a replica,
+ * three Sentinels (redis-sentinel.ts); `redis-2nodes` and `redis-cluster-2nodes`: two server
+ * processes over one redis-server or a Redis Cluster, the test's requests to either in turn
+ * (nodes.ts).
+ */
+export type StoreKind =
+  'embedded' | 'redis' | 'redis-cluster' | 'redis-sentinel' | 'redis-2nodes' | 'redis-cluster-2nodes';
+const allKinds: StoreKind[] = [
+  'embedded',
+  'redis',
+  'redis-cluster',
+  'redis-sentinel',
+  'redis-2nodes',
+  'redis-cluster-2nodes',
+];
+
+const chosenKinds = process.env['REDSTATE_TEST_STORES'];
 
 /**
  * The stores the files that run on every store use: embedded and redis, or the list in
  * `REDSTATE_TEST_STORES` (e.g. `redis-cluster` to run them all on a Redis Cluster).
  */
-export const storeKinds: StoreKind[] = storeKindsOf(process.env['REDSTATE_TEST_STORES']);
+export const storeKinds: StoreKind[] = storeKindsOf(chosenKinds, ['embedded', 'redis']);
+
+/**
+ * The stores of the files whose behaviour must be the same through any node of a cluster
+ * (handlers, calls, signals, cancellation, admin operations on invocations): `storeKinds` and
+ * two nodes over one Redis, or the list in `REDSTATE_TEST_STORES`.
+ */
+export const nodeKinds: StoreKind[] = storeKindsOf(chosenKinds, ['embedded', 'redis', 'redis-2nodes']);
+
+/** Whether a stack of this kind runs several server processes (nodes.ts). */
+export const isMultiNode = (kind: StoreKind): boolean => kind.endsWith('-2nodes');
 
 /** The store's `backend` (metrics label, `StoreInfo.backend`): a Redis Cluster is the Redis backend. */
 export const backendOf = (kind: StoreKind): 'embedded' | 'redis' => (kind === 'embedded' ? 'embedded' : 'redis');
 
-function storeKindsOf(list: string | undefined): StoreKind[] {
-  if (list === undefined || list.trim() === '') return ['embedded', 'redis'];
+function storeKindsOf(list: string | undefined, otherwise: StoreKind[]): StoreKind[] {
+  if (list === undefined || list.trim() === '') return otherwise;
   const kinds = list.split(',').map((k) => k.trim());
   const unknown = kinds.filter((k) => !(allKinds as string[]).includes(k));
   if (unknown.length > 0)
@@ -35,6 +61,8 @@ function storeKindsOf(list: string | undefined): StoreKind[] {
 
 export interface Stack {
   server: RedstateProcess;
+  /** Each node of a multi-node stack on its own (`server` is all of them at once). */
+  nodes?: RedstateProcess[];
   /** The SDK service process, to kill and restart it. */
   service: StartedService;
   ingress: Got;
@@ -83,8 +111,9 @@ export interface StartedStore {
 }
 
 export async function startStore(store: StoreKind): Promise<StartedStore> {
-  const redis = store === 'redis' ? await startRedis() : undefined;
-  const redisCluster = store === 'redis-cluster' ? await startRedisCluster() : undefined;
+  const redis = store === 'redis' || store === 'redis-2nodes' ? await startRedis() : undefined;
+  const redisCluster =
+    store === 'redis-cluster' || store === 'redis-cluster-2nodes' ? await startRedisCluster() : undefined;
   const redisSentinel = store === 'redis-sentinel' ? await startSentinelSet() : undefined;
   const redisUrl = redis?.url ?? redisCluster?.url ?? redisSentinel?.url;
   return {
@@ -106,9 +135,12 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
   const service = await startService(path.resolve('test/support/services', opts.serviceFile ?? 'durable.mjs'), {
     env: { ...opts.serviceEnv, ...(opts.http1 ? { HTTP1: '1' } : {}) },
   });
-  const server = await startRedstate({ ...(redisUrl ? { redisUrl } : {}), ...(opts.env ? { env: opts.env } : {}) });
-  const admin = client(server.admin);
-  const registered = await admin.post('deployments', {
+  // Two nodes: registered through the first, then used through both in turn.
+  const nodes = isMultiNode(store) ? await startNodes(redisUrl!, opts.env) : undefined;
+  const server =
+    nodes?.server ??
+    (await startRedstate({ ...(redisUrl ? { redisUrl } : {}), ...(opts.env ? { env: opts.env } : {}) }));
+  const registered = await client(server.admin).post('deployments', {
     json: { uri: service.url, ...(opts.http1 ? { use_http_11: true } : {}) },
   });
   if (registered.statusCode !== 201)
@@ -116,8 +148,9 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
   return {
     server,
     service,
-    ingress: client(server.ingress),
-    admin,
+    ...(nodes ? { nodes: nodes.nodes } : {}),
+    ingress: nodes?.ingress ?? client(server.ingress),
+    admin: nodes?.admin ?? client(server.admin),
     serviceUrl: service.url,
     ...(redis ? { redis } : {}),
     ...(redisCluster ? { redisCluster } : {}),
@@ -134,11 +167,15 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
   };
 }
 
-/** One stack per store kind for a whole test file, started before its tests and stopped after. */
-export function stacksPerStore(test: TestFn<Record<string, Stack>>, opts: StackOptions = {}): void {
+/** One stack per store kind (`kinds`) for a whole test file, started before its tests and stopped after. */
+export function stacksPerStore(
+  test: TestFn<Record<string, Stack>>,
+  opts: StackOptions = {},
+  kinds: StoreKind[] = storeKinds,
+): void {
   test.before(async (t) => {
-    const stacks = await Promise.all(storeKinds.map((k) => startStack(k, opts)));
-    t.context = Object.fromEntries(storeKinds.map((k, i) => [k, stacks[i]!]));
+    const stacks = await Promise.all(kinds.map((k) => startStack(k, opts)));
+    t.context = Object.fromEntries(kinds.map((k, i) => [k, stacks[i]!]));
   });
   test.after.always(async (t) => {
     await Promise.all(Object.values(t.context).map((s) => s.stop()));

@@ -11,17 +11,22 @@
 import { MessageType } from '../../protocol/messages.js';
 import { Fenced, type Store } from '../../store/types.js';
 import { attachWaitKey, RecordKind, type AttachWait } from '../../model/persisted.js';
+import type { CompletedInvocation } from '../../model/persisted.js';
 import { completionResult, NOT_FOUND } from '../kernel/results.js';
 import type { TargetOutcome } from '../invoker/commands/index.js';
 import type { ActorCache } from './actors.js';
 import type { Delivery } from './delivery.js';
-import type { Invocations } from './invocations.js';
 import type { RetryScheduler } from './retry.js';
 
 export interface AttachmentsDeps {
   readonly store: Store;
   readonly actors: ActorCache;
-  readonly invocations: Invocations;
+  /**
+   * Waits for the target's outcome on the owner of its partition (runtime/operations.ts), which
+   * alone sees it end: one forgotten before it started (cancelled, killed) is gone from the store
+   * at once, and only its owner's waiters hear how it ended.
+   */
+  attach(id: string): Promise<CompletedInvocation | undefined>;
   readonly delivery: Delivery;
   readonly retry: RetryScheduler;
 }
@@ -81,7 +86,7 @@ export class Attachments {
 
   private async answer(callerId: string, completionId: number, targetId: string): Promise<void> {
     await this.deps.delivery.whenCreated(targetId);
-    const done = await this.deps.invocations.attach(targetId);
+    const done = await this.deps.attach(targetId);
     const result = done ? completionResult(done.completion) : { failure: NOT_FOUND };
     const record = {
       records: [{ kind: RecordKind.attachWait, key: attachWaitKey(callerId, completionId), value: null }],

@@ -78,9 +78,11 @@ export class Delivery {
         try {
           await this.attempt(partition, m);
         } catch (err) {
-          // The sending partition moved to another node, whose recovery delivers the message.
+          // The sending partition moved to another node, whose recovery delivers the message
+          // (and whatever waited here for its callee is refused in turn).
           if (!(err instanceof Fenced && err.partition === partition && !this.deps.placement.owns(partition)))
             throw err;
+          this.settled(m);
         }
         done();
       };
@@ -140,6 +142,9 @@ export class Delivery {
     // A signal waits for a callee sent before it, which only the sender's node knows about.
     if (body.kind === 'signal') await this.whenCreated(body.invocationId);
     await this.route(target, 'deliver', message);
+    // Stored where it goes, which may be another node: this node's index of undelivered callees
+    // (which the signals and attaches sent from here wait on) learns it from the answer.
+    this.settled(message);
     await this.deps.store.commit({ partition, outboxRemove: [message.id] });
     // The message is gone, so is the need to recognise it; a crash before this leaves one small record.
     if (body.kind === 'signal' && body.signalName !== undefined) await this.route(target, 'forget', message);
@@ -201,14 +206,16 @@ export class Delivery {
     }
   }
 
-  private async invoke(body: InvokeBody): Promise<void> {
-    await this.createCallee(body);
+  /** An `invoke` message is no longer undelivered: whoever waits for its callee goes on. */
+  private settled(message: OutboxMessage): void {
+    const body = message.body as OutboxBody;
+    if (body.kind !== 'invoke') return;
     const waiting = this.undelivered.get(body.invocationId);
     this.undelivered.delete(body.invocationId);
     for (const resolve of waiting ?? []) resolve();
   }
 
-  private async createCallee(body: InvokeBody): Promise<void> {
+  private async invoke(body: InvokeBody): Promise<void> {
     const existing = await this.deps.actors.persisted(body.invocationId);
     if (existing) {
       // Created by this very message before (a redelivery), or a one-way send: nothing to do.

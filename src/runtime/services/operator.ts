@@ -36,6 +36,11 @@ export interface OperatorDeps {
   readonly invocations: Invocations;
   /** What a request implies, decided once (services/admission.ts). */
   admit(req: InvokeRequest, handler?: EffectiveHandler): Admission;
+  /**
+   * Kills a callee of a killed invocation on the owner of its partition (runtime/operations.ts),
+   * which may be another node; one that ended or is gone meanwhile needs nothing.
+   */
+  killCallee(id: string): Promise<void>;
   now(): number;
 }
 
@@ -123,7 +128,7 @@ export async function kill(rt: OperatorDeps, id: string): Promise<Outcome> {
     await host.commit({ events: [{ type: 'kill', failure: KILLED, now: rt.now() }] });
     return 'done';
   });
-  await Promise.all(children.map((child) => kill(rt, child)));
+  await Promise.all(children.map((child) => rt.killCallee(child)));
   return outcome;
 }
 
