@@ -2,7 +2,8 @@
 // The fault campaign of issue 9 (test/support/faults/): rounds of load (calls, sends, idempotent
 // sends, read-modify-write adds on 20 keys) with SIGKILLs of redstate, redis-server or the SDK
 // service at seeded moments, then the checks. The client retries every 503 (issue 31): counts
-// must stay exact, no answer may leave the outcome unknown, and every invocation must finish
+// must stay exact, no answer may leave the outcome unknown, no request may go unanswered for
+// 30 s, and every invocation must finish
 // within 60 s of the last fault; the table gives the 503s and the time to resume after a kill. Prints a table per store and fault kind and the
 // evidence of every violation; exits 1 on any violation.
 //

@@ -81,6 +81,8 @@ export interface InvokerDeps {
  * has its state stored 2 ms later than without lingering.
  */
 const LINGER_MS = 2;
+/** How often a flush put off by a lapsed lease looks again (the lease is confirmed within 1 s). */
+const LEASE_RECHECK_MS = 50;
 
 /** Commands after which the SDK goes on without waiting for the server. */
 const QUIET = new Set<number>([
@@ -122,6 +124,8 @@ export class Attempt implements AttemptHandle {
   private pin: string | undefined;
   private inactivityTimer: NodeJS.Timeout | undefined;
   private abortTimer: NodeJS.Timeout | undefined;
+  /** A flush put off while the partition's lease is being confirmed (`flush`). */
+  private flushTimer: NodeJS.Timeout | undefined;
   /** When tracing is on: this attempt's span, whose context the service gets as `traceparent`. */
   private readonly span: TraceSpan | undefined;
 
@@ -175,7 +179,8 @@ export class Attempt implements AttemptHandle {
 
   /** Sends every notification stored since the last flush, in journal order. */
   flush(): void {
-    if (!this.stream?.requestOpen || !isStreaming(this.machine.value) || !this.mayRun()) return;
+    if (!this.stream?.requestOpen || !isStreaming(this.machine.value)) return;
+    if (!this.mayRun()) return this.flushOnceHeld();
     const entries = this.actor.journal.entries;
     const frames: Buffer[] = [];
     for (let i = this.sentUpTo; i < entries.length; i++) {
@@ -194,6 +199,20 @@ export class Attempt implements AttemptHandle {
     if (frames.length === 0) return;
     this.stream.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
     this.send({ type: 'answered' });
+  }
+
+  /**
+   * The lease lapsed after a stall (a store outage) and is being confirmed (cluster-node.ts
+   * `confirm`): what was stored meanwhile goes once it is, or never if the partition is lost
+   * (its release aborts this attempt). Dropped, it left the SDK waiting for a notification
+   * until the inactivity timeout: in the Redis-kill campaign, calls of a key stalled 60 s.
+   */
+  private flushOnceHeld(): void {
+    if (this.flushTimer || !(this.deps.store.coordination?.tenure.has(this.actor.partition) ?? false)) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      if (!this.over) this.flush();
+    }, LEASE_RECHECK_MS).unref();
   }
 
   close(): void {
@@ -239,6 +258,7 @@ export class Attempt implements AttemptHandle {
       case 'clearTimers':
         clearTimeout(this.inactivityTimer);
         clearTimeout(this.abortTimer);
+        clearTimeout(this.flushTimer);
         return;
       case 'endRequest':
         this.stream?.endRequest();

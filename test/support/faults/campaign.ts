@@ -70,8 +70,8 @@ export async function runRound(opts: CampaignOptions, round: number): Promise<Ro
     result.acked = sent.filter((s) => s.acked).length;
     for (const s of sent) {
       if (s.acked) continue;
-      // The error code, or the status: the kinds, not each body.
-      const kind = (s.error ?? 'unknown').split(' ')[0]!;
+      // The error code, or the status, and the operation's kind: the kinds, not each body.
+      const kind = `${(s.error ?? 'unknown').split(' ')[0]!} (${s.op.kind})`;
       result.unacknowledged[kind] = (result.unacknowledged[kind] ?? 0) + 1;
     }
     result.unavailable = sent.reduce((n, s) => n + s.unavailable, 0);

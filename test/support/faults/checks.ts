@@ -17,7 +17,7 @@ import { KEYS } from './plan.js';
 import type { Observed } from './settle.js';
 
 export type ViolationKind =
-  'lost' | 'runTwice' | 'overlap' | 'wrongCount' | 'stuckKey' | 'unfinished' | 'ambiguous' | 'error';
+  'lost' | 'runTwice' | 'overlap' | 'wrongCount' | 'stuckKey' | 'unfinished' | 'ambiguous' | 'stalled' | 'error';
 
 export interface Violation {
   kind: ViolationKind;
@@ -47,7 +47,23 @@ export function check(sent: Sent[], executions: Execution[], observed: Observed)
     ...stuckKeys(executions, observed),
     ...unfinished(sent, observed),
     ...ambiguous(sent),
+    ...stalled(sent),
   ];
+}
+
+/**
+ * Every request is answered while the server runs: one that got no answer at all within the
+ * client's 30 s (not a reset by a killed server, not a 503) waited on something that never came.
+ */
+function stalled(sent: Sent[]): Violation[] {
+  return sent
+    .filter((s) => !s.acked && s.error?.startsWith('ETIMEDOUT'))
+    .map((s) => ({
+      kind: 'stalled',
+      subject: s.op.body.op,
+      detail: `${s.op.kind} ${s.op.path}${s.op.key ? ` (key ${s.op.key})` : ''} had no answer within ${((s.answeredAt - s.sentAt) / 1000).toFixed(1)} s`,
+      ids: [],
+    }));
 }
 
 /** No answer leaves the client guessing: a 503 said that the outcome was not known (issue 31). */

@@ -35,6 +35,7 @@ const columns: Array<[ViolationKind, string]> = [
   ['stuckKey', 'stuck keys'],
   ['unfinished', 'unfinished'],
   ['ambiguous', 'ambiguous answers'],
+  ['stalled', 'unanswered (stalled)'],
   ['error', 'errors'],
 ];
 
