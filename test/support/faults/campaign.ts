@@ -86,7 +86,12 @@ export async function runRound(opts: CampaignOptions, round: number): Promise<Ro
       opts.settleMs,
       lastFault + FINISH_WITHIN_MS,
     );
-    result.violations = check(sent, await readExecutions(executionsFile), observed);
+    // From each kill to the first answer after it: the service was away.
+    const outages = result.faults.map((f, i): [number, number] => [
+      f.killedAt,
+      f.killedAt + (Number.isNaN(result.resumeMs[i]) ? f.restartedAt - f.killedAt : result.resumeMs[i]!),
+    ]);
+    result.violations = check(sent, await readExecutions(executionsFile), observed, outages);
   } catch (err) {
     result.violations.push(roundError(err, stack.server.output()));
   } finally {

@@ -19,6 +19,9 @@ import type { Observed } from './settle.js';
 export type ViolationKind =
   'lost' | 'runTwice' | 'overlap' | 'wrongCount' | 'stuckKey' | 'unfinished' | 'ambiguous' | 'stalled' | 'error';
 
+/** Up this long during a request's wait, the service must have answered it. */
+const STALL_MS = 20_000;
+
 export interface Violation {
   kind: ViolationKind;
   /** An operation, an invocation or a key. */
@@ -37,7 +40,13 @@ interface Result {
   after?: number;
 }
 
-export function check(sent: Sent[], executions: Execution[], observed: Observed): Violation[] {
+/** `outages`: from each kill to the first answer after it (ms since the epoch). */
+export function check(
+  sent: Sent[],
+  executions: Execution[],
+  observed: Observed,
+  outages: Array<[number, number]> = [],
+): Violation[] {
   const results = knownResults(observed);
   return [
     ...lost(sent, observed),
@@ -47,21 +56,26 @@ export function check(sent: Sent[], executions: Execution[], observed: Observed)
     ...stuckKeys(executions, observed),
     ...unfinished(sent, observed),
     ...ambiguous(sent),
-    ...stalled(sent),
+    ...stalled(sent, outages),
   ];
 }
 
 /**
- * Every request is answered while the server runs: one that got no answer at all within the
- * client's 30 s (not a reset by a killed server, not a 503) waited on something that never came.
+ * Every request is answered while the service is up: one that got no answer within the
+ * client's 30 s (not a reset by a killed server, not a 503) although the service was up for
+ * STALL_MS of that time waited on something that never came. A long outage (a Sentinel
+ * failover that Sentinel itself retries) may hold a call that long and is not counted.
  */
-function stalled(sent: Sent[]): Violation[] {
+function stalled(sent: Sent[], outages: Array<[number, number]>): Violation[] {
+  const away = (from: number, to: number) =>
+    outages.reduce((ms, [a, b]) => ms + Math.max(0, Math.min(b, to) - Math.max(a, from)), 0);
   return sent
     .filter((s) => !s.acked && s.error?.startsWith('ETIMEDOUT'))
+    .filter((s) => s.answeredAt - s.sentAt - away(s.sentAt, s.answeredAt) >= STALL_MS)
     .map((s) => ({
       kind: 'stalled',
       subject: s.op.body.op,
-      detail: `${s.op.kind} ${s.op.path}${s.op.key ? ` (key ${s.op.key})` : ''} had no answer within ${((s.answeredAt - s.sentAt) / 1000).toFixed(1)} s`,
+      detail: `${s.op.kind} ${s.op.path}${s.op.key ? ` (key ${s.op.key})` : ''} had no answer within ${((s.answeredAt - s.sentAt) / 1000).toFixed(1)} s, ${(away(s.sentAt, s.answeredAt) / 1000).toFixed(1)} s of them in an outage`,
       ids: [],
     }));
 }
