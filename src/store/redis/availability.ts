@@ -53,6 +53,9 @@ export class RedisAvailability {
   private down: { since: number } | undefined;
   private probing: NodeJS.Timeout | undefined;
 
+  /** Resolves at the next 'ready' of the connection (`ready`). */
+  private nextReady: Promise<void> | undefined;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly location: string,
@@ -72,17 +75,23 @@ export class RedisAvailability {
   /** Resolves when commands can be sent; throws `StoreUnavailable` if Redis stays unreachable. */
   async ready(): Promise<void> {
     if (this.redis.status === 'ready') return;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.redis.off('ready', onReady);
-        reject(new StoreUnavailable(UNAVAILABLE, false));
-      }, READY_WAIT_MS);
-      const onReady = () => {
-        clearTimeout(timer);
+    // One listener for every waiter: one each passed Node's 10 and printed a non-JSON warning
+    // (MaxListenersExceededWarning) into the log at each outage under load.
+    this.nextReady ??= new Promise<void>((resolve) =>
+      this.redis.once('ready', () => {
+        this.nextReady = undefined;
         resolve();
-      };
-      this.redis.once('ready', onReady);
+      }),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StoreUnavailable(UNAVAILABLE, false)), READY_WAIT_MS);
     });
+    try {
+      await Promise.race([this.nextReady, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**

@@ -91,7 +91,10 @@ export async function runRound(opts: CampaignOptions, round: number): Promise<Ro
       f.killedAt,
       f.killedAt + (Number.isNaN(result.resumeMs[i]) ? f.restartedAt - f.killedAt : result.resumeMs[i]!),
     ]);
-    result.violations = check(sent, await readExecutions(executionsFile), observed, outages);
+    result.violations = [
+      ...check(sent, await readExecutions(executionsFile), observed, outages),
+      ...unstructuredLog(stack.server.output()),
+    ];
   } catch (err) {
     result.violations.push(roundError(err, stack.server.output()));
   } finally {
@@ -113,6 +116,21 @@ const FINISH_WITHIN_MS = 60_000;
 function resumedAfter(fault: Fault, sent: Sent[]): number {
   const after = sent.filter((s) => s.acked && s.sentAt >= fault.killedAt).map((s) => s.answeredAt - fault.killedAt);
   return after.length > 0 ? Math.min(...after) : NaN;
+}
+
+/** The server's log stays one JSON object per line through the faults (a log shipper reads it so). */
+function unstructuredLog(output: string): Violation[] {
+  // Lines of `--- …` are the test harness's own markers (a restart).
+  const lines = output.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('{') && !l.startsWith('--- '));
+  if (lines.length === 0) return [];
+  return [
+    {
+      kind: 'error',
+      subject: 'log',
+      detail: `lines that are no JSON object:\n${lines.slice(0, 5).join('\n')}`,
+      ids: [],
+    },
+  ];
 }
 
 /** A round that could not run to its checks: why, and how the server's log ends (did it stop?). */
