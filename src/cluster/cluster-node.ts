@@ -12,6 +12,7 @@
  * all before Redis would let another node take it. A node that was paused is fenced by the
  * epoch its successor's acquisition raised.
  */
+import { settledWithin } from '../settled-within.js';
 import type http2 from 'node:http2';
 import { Misdirected, Unavailable } from '../errors.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -147,17 +148,15 @@ export class ClusterNode implements Placement {
   async announce(what: Announcement): Promise<void> {
     const others = this.nodes.filter((n) => n.nodeId !== this.nodeId);
     await Promise.all(
-      others.map(async (n) => {
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ANNOUNCE_PATIENCE_MS)));
-        await Promise.race([
+      others.map((n) =>
+        settledWithin(
           tellPeer(n.node, what, this.opts.peerSessions).catch((err: unknown) =>
             this.opts.log.debug({ err }, `node ${this.nodeId}: node ${n.nodeId} did not take in the ${what} change`),
           ),
-          late,
-        ]);
-        clearTimeout(timer);
-      }),
+          ANNOUNCE_PATIENCE_MS,
+          () => undefined,
+        ),
+      ),
     );
   }
 
@@ -305,13 +304,11 @@ export class ClusterNode implements Placement {
 
   private async confirm(p: number, epoch: number): Promise<void> {
     const sent = performance.now();
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), SAFETY_MS)));
-    const renewed = await Promise.race([
+    const renewed = await settledWithin(
       this.opts.coordination.renew(p, this.nodeId, epoch, LEASE_MS).catch(() => false),
-      late,
-    ]);
-    clearTimeout(timer);
+      SAFETY_MS,
+      () => false,
+    );
     this.confirming.delete(p);
     if (this.tenure.epochOf(p) !== epoch) return;
     if (!renewed) return this.lose(p, `its lease was not renewed within ${LEASE_MS - SAFETY_MS} ms`);

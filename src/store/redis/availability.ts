@@ -13,6 +13,7 @@
  * outage is then noticed from a node's error or a failed command, and over when every master
  * answers a ping (`probe`).
  */
+import { settledWithin } from '../../settled-within.js';
 import type { RedisOptions } from 'ioredis';
 import { StoreUnavailable } from '../types.js';
 import { isCluster, type RedisClient } from './connect.js';
@@ -83,15 +84,9 @@ export class RedisAvailability {
         resolve();
       }),
     );
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StoreUnavailable(UNAVAILABLE, false)), READY_WAIT_MS);
+    await settledWithin(this.nextReady, READY_WAIT_MS, () => {
+      throw new StoreUnavailable(UNAVAILABLE, false);
     });
-    try {
-      await Promise.race([this.nextReady, late]);
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   /**

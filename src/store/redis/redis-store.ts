@@ -9,6 +9,7 @@
  * partition's hash tag, or the global one: keys.ts); only loading the script, the durability
  * check and the ping concern the whole cluster, and run on every master.
  */
+import { settledWithin } from '../../settled-within.js';
 import type { ConnectionOptions } from 'node:tls';
 import type { Redis } from 'ioredis';
 import {
@@ -219,15 +220,13 @@ export class RedisStore implements Store {
 
   async ping(): Promise<void> {
     await this.read(async () => {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no PONG within ${PING_TIMEOUT_MS} ms`)), PING_TIMEOUT_MS);
-      });
-      try {
-        await Promise.race([pingMasters(this.redis).then(() => this.replication?.ready()), timeout]);
-      } finally {
-        clearTimeout(timer);
-      }
+      await settledWithin(
+        pingMasters(this.redis).then(() => this.replication?.ready()),
+        PING_TIMEOUT_MS,
+        () => {
+          throw new Error(`no PONG within ${PING_TIMEOUT_MS} ms`);
+        },
+      );
     });
   }
 
