@@ -86,10 +86,11 @@ export async function runRound(opts: CampaignOptions, round: number): Promise<Ro
       opts.settleMs,
       lastFault + FINISH_WITHIN_MS,
     );
-    // From each kill to the first answer after it: the service was away.
+    // From each kill until the killed process is back and the first answer after the kill came:
+    // the service was away (an SDK kill leaves other requests answered while its own wait).
     const outages = result.faults.map((f, i): [number, number] => [
       f.killedAt,
-      f.killedAt + (Number.isNaN(result.resumeMs[i]) ? f.restartedAt - f.killedAt : result.resumeMs[i]!),
+      Math.max(f.restartedAt, f.killedAt + (Number.isNaN(result.resumeMs[i]) ? 0 : result.resumeMs[i]!)),
     ]);
     result.violations = [
       ...check(sent, await readExecutions(executionsFile), observed, outages),

@@ -40,7 +40,7 @@ interface Result {
   after?: number;
 }
 
-/** `outages`: from each kill to the first answer after it (ms since the epoch). */
+/** `outages`: from each kill until the process is back and answers again (ms since the epoch). */
 export function check(
   sent: Sent[],
   executions: Execution[],
