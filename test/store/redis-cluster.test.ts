@@ -13,7 +13,11 @@ import { storeContract } from './contract.js';
 
 storeContract('redis-cluster', async () => {
   const cluster = await startRedisCluster();
-  let store: Store = await RedisStore.open(cluster.url);
+  // A store that fails to open must not leave three redis-servers keeping the test file alive.
+  let store: Store = await RedisStore.open(cluster.url).catch(async (err: unknown) => {
+    await cluster.stop();
+    throw err;
+  });
   return {
     store,
     // Every master crashes: what was acknowledged must come back from each one's AOF.

@@ -44,6 +44,10 @@ export function createRedisClient(url: string, options: RedisOptions): RedisClie
     // this delay (availability.ts: never twice). MOVED, ASK, TRYAGAIN and CLUSTERDOWN are
     // refusals, so following or retrying them stays safe.
     retryDelayOnFailover: 0,
+    // ioredis gives a node 1 s to answer CLUSTER SLOTS, then fails `connect` with "timeout": on a
+    // loaded machine (a CI run of 2 cores with every test file busy) a healthy cluster took longer.
+    // A node that is down refuses the connection at once, so the longer bound costs nothing there.
+    slotsRefreshTimeout: 5000,
     // No periodic slot-map refresh (`slotsRefreshInterval`): a refresh in flight when the client
     // quits schedules the next one anyway, which keeps the process alive. The map is re-read on
     // MOVED, on CLUSTERDOWN and when `masters` misses a master.
