@@ -62,7 +62,15 @@ for (const store of storeKinds) {
       for (const r of results) t.is(r.statusCode, 200, stack.server.output().slice(-2000));
 
       for (const [id, rows] of await transitions(stack, ids)) {
-        t.deepEqual(path(rows), [...before.get(id)!, 'suspended -wake-> running', 'running -complete-> completed'], id);
+        const earlier = before.get(id)!;
+        t.deepEqual(path(rows).slice(0, earlier.length), earlier, id);
+        // Woken, the attempt runs step b; on a loaded machine the SDK can take longer than the
+        // 200 ms inactivity timeout for it and suspend once more, waking as soon as b is stored.
+        const WAKE = 'suspended -wake-> running';
+        const SUSPEND = 'running -suspend-> suspended';
+        let rest = path(rows).slice(earlier.length);
+        while (rest[0] === WAKE && rest[1] === SUSPEND) rest = rest.slice(2);
+        t.deepEqual(rest, [WAKE, 'running -complete-> completed'], id);
         t.deepEqual(
           rows.map((r) => r.index),
           [...rows.keys()],
