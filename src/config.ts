@@ -75,6 +75,11 @@ export interface Config {
   queryMaxResultBytes: number;
   /** Invocations of one subscription created and not yet completed, at most (src/subscriptions/). */
   subscriptionMaxInFlight: number;
+  /**
+   * Attempts that may be starting at once (stream opened, the deployment's first frames not yet
+   * in); more wait their turn, so a burst of sends is acknowledged before it is all executed.
+   */
+  startingAttempts: number;
 }
 
 export class ConfigError extends Error {
@@ -118,6 +123,7 @@ const defaults: Config = {
   queryMaxRows: 100_000,
   queryMaxResultBytes: 32 * 1024 * 1024,
   subscriptionMaxInFlight: 1000,
+  startingAttempts: 32,
 };
 
 type Parse = (raw: string, name: string) => Config[keyof Config];
@@ -480,6 +486,14 @@ export const settings: readonly Setting[] = [
     env: 'REDSTATE_SUBSCRIPTION_MAX_IN_FLIGHT',
     arg: 'N',
     help: 'most invocations of one subscription created and not yet completed; then reading its source waits',
+    parse: positiveInt,
+  },
+  {
+    key: 'startingAttempts',
+    flag: '--starting-attempts',
+    env: 'REDSTATE_STARTING_ATTEMPTS',
+    arg: 'N',
+    help: "most attempts starting at once (until their deployment's first answer); the others wait their turn",
     parse: positiveInt,
   },
 ];

@@ -22,6 +22,7 @@ import type { EffectiveHandler } from '../registry/types.js';
 import { HeldWrites } from '../store/held-writes.js';
 import type { Store } from '../store/types.js';
 import { Attempt } from './invoker/attempt.js';
+import { StartGate } from './invoker/start-gate.js';
 import { PromiseQueues } from './invoker/commands/promise-records.js';
 import type { ActorPorts } from './kernel/invocation-actor.js';
 import { Limiters } from './kernel/limiters.js';
@@ -413,6 +414,7 @@ export class Runtime {
       log: this.log,
       promises: new PromiseQueues(),
       held: this.held,
+      starts: new StartGate(this.config.startingAttempts),
       now,
       outcomeOf: (id: string) => this.attachments.outcomeOf(id),
       watchAttach: (callerId: string, completionId: number, targetId: string) =>

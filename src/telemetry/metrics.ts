@@ -225,6 +225,13 @@ export const fencedCommits = new Counter({
   registers,
 });
 
+/** `redstate_attempts_waiting_to_start`: attempts whose start waits for a slot (runtime/invoker/start-gate.ts). */
+export const attemptsWaitingToStart = new Gauge({
+  name: 'redstate_attempts_waiting_to_start',
+  help: 'Attempts waiting for one of the starting slots before they open their stream',
+  registers,
+});
+
 /** `redstate_partitions_owned`: partitions whose lease this node holds. */
 export const partitionsOwned = new Gauge({
   name: 'redstate_partitions_owned',

@@ -69,6 +69,7 @@ for (const store of storeKinds) {
       'restate_invoker_enqueue_total',
       'redstate_actors_in_memory',
       'redstate_timers_armed',
+      'redstate_attempts_waiting_to_start',
       'redstate_outbox_messages',
       'redstate_invocations',
     ]) {

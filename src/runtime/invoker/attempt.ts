@@ -54,6 +54,7 @@ import { PromiseChanges, type PromiseQueues } from './commands/promise-records.j
 import { readBatch } from './frames.js';
 import { sessionFor, type Session } from './session.js';
 import { startFrames } from './start.js';
+import type { StartGate } from './start-gate.js';
 
 /** What attempts need from the runtime around them. */
 export interface InvokerDeps {
@@ -66,6 +67,8 @@ export interface InvokerDeps {
   readonly promises: PromiseQueues;
   /** Where a lingering batch's state writes are announced to readers of the key. */
   readonly held: HeldWrites;
+  /** Bounds the attempts starting at once. */
+  readonly starts: StartGate;
   now(): number;
   /** Another invocation's committed outcome, for attach and get-output. */
   outcomeOf(id: string): Promise<TargetOutcome>;
@@ -81,6 +84,12 @@ export interface InvokerDeps {
  * has its state stored 2 ms later than without lingering.
  */
 const LINGER_MS = 2;
+/**
+ * The longest an attempt holds its starting slot (./start-gate.ts) once Start is on its way: a
+ * handler that works long before its first journal entry (an HTTP request outside `ctx.run`)
+ * must not hold back the others; with 32 slots, starts still go at 320/s or faster.
+ */
+const START_SLOT_MS = 100;
 /** How often a flush put off by a lapsed lease looks again (the lease is confirmed within 1 s). */
 const LEASE_RECHECK_MS = 50;
 
@@ -108,6 +117,11 @@ export class Attempt implements AttemptHandle {
   private readonly session: Session | undefined;
   private readonly setupError: string | undefined;
   private stream: InvocationStream | undefined;
+  /** Opens the stream: at once when a starting slot is free, else once one is. */
+  private open: (() => void) | undefined;
+  /** Holds one of the start gate's slots. */
+  private startSlot = false;
+  private startSlotTimer: NodeJS.Timeout | undefined;
   private readonly decoder = new FrameDecoder();
   /** Frames received and not yet taken by a batch. */
   private received: Frame[] = [];
@@ -156,7 +170,11 @@ export class Attempt implements AttemptHandle {
       const stream = this.span
         ? { ...session.stream, headers: { ...session.stream.headers, traceparent: this.span.traceparent() } }
         : session.stream;
-      this.stream = deps.transport.open(stream, this.streamHandlers(session));
+      const handlers = this.streamHandlers(session);
+      this.open = () => (this.stream = deps.transport.open(stream, handlers));
+      // A free slot: the stream opens now, so the connection setup overlaps the starting commit.
+      this.startSlot = deps.starts.tryTake();
+      if (this.startSlot) this.open();
     } catch (err) {
       setupError = message(err);
     }
@@ -172,9 +190,29 @@ export class Attempt implements AttemptHandle {
   }
 
   start(): void {
+    if (this.startSlot || this.setupError !== undefined) return this.begin();
+    this.deps.starts.wait(() => {
+      if (this.over) return false;
+      this.startSlot = true;
+      this.open?.();
+      this.begin();
+      return true;
+    });
+  }
+
+  private begin(): void {
+    if (this.startSlot) this.startSlotTimer = setTimeout(() => this.releaseStartSlot(), START_SLOT_MS).unref();
     this.send(
       this.setupError === undefined ? { type: 'start' } : { type: 'broken', message: this.setupError, code: 500 },
     );
+  }
+
+  /** The deployment answered, or the attempt is over: the next attempt may start (./start-gate.ts). */
+  private releaseStartSlot(): void {
+    if (!this.startSlot) return;
+    this.startSlot = false;
+    clearTimeout(this.startSlotTimer);
+    this.deps.starts.release();
   }
 
   /** Sends every notification stored since the last flush, in journal order. */
@@ -240,7 +278,10 @@ export class Attempt implements AttemptHandle {
     const [next, actions] = attemptSteps.next(this.machine, event);
     this.machine = next;
     for (const effect of attemptEffects(actions)) this.perform(effect);
-    if (!wasOver && this.over) this.span?.end();
+    if (!wasOver && this.over) {
+      this.span?.end();
+      this.releaseStartSlot();
+    }
   }
 
   private perform(e: AttemptEffect): void {
@@ -372,6 +413,7 @@ export class Attempt implements AttemptHandle {
       return;
     }
     if (frames.length === 0) return;
+    this.releaseStartSlot();
     this.send({ type: 'frames' });
     this.received.push(...frames);
     // Frames that arrive before the batch job starts join it: one commit per burst. Behind a

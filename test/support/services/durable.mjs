@@ -38,6 +38,11 @@ const durable = restate.service({
     shortDedup: restate.handlers.handler({ idempotencyRetention: 1000 }, async (ctx, tag) =>
       ctx.run('count', () => bump(`dedup:${tag}`)),
     ),
+    // Works `ms` before its first journal entry (as a request outside ctx.run would).
+    slowStart: async (_ctx, ms) => {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return `started after ${ms}`;
+    },
     sleepy: async (ctx, ms) => {
       await ctx.sleep(ms);
       return `slept ${ms}`;
