@@ -76,8 +76,9 @@ export interface Config {
   /** Invocations of one subscription created and not yet completed, at most (src/subscriptions/). */
   subscriptionMaxInFlight: number;
   /**
-   * Attempts that may be starting at once (stream opened, the deployment's first frames not yet
-   * in); more wait their turn, so a burst of sends is acknowledged before it is all executed.
+   * While invocations are being admitted, attempts that may be starting at once (stream opened,
+   * the deployment's first frames not yet in); more wait their turn, so a burst of sends is
+   * acknowledged before it is all executed.
    */
   startingAttempts: number;
 }
@@ -493,7 +494,7 @@ export const settings: readonly Setting[] = [
     flag: '--starting-attempts',
     env: 'REDSTATE_STARTING_ATTEMPTS',
     arg: 'N',
-    help: "most attempts starting at once (until their deployment's first answer); the others wait their turn",
+    help: "while invocations are being admitted, most attempts starting at once (until their deployment's first answer); the others wait their turn",
     parse: positiveInt,
   },
 ];

@@ -97,6 +97,8 @@ export class Runtime {
   private readonly ops: Operations;
   /** The face's writes, settled after a store outage before anyone is answered. */
   private readonly confirmed: ConfirmedWrites;
+  /** Bounds the attempts starting at once while invocations are being admitted. */
+  private readonly starts: StartGate;
   /** Where this node's subscription progress comes from (server.ts: the subscription engine). */
   private progressHere: () => Promise<unknown[]> = () => Promise.resolve([]);
 
@@ -112,6 +114,7 @@ export class Runtime {
     private readonly held = new HeldWrites(),
   ) {
     const now = () => Date.now();
+    this.starts = new StartGate(config.startingAttempts);
     this.retry = new RetryScheduler(log, (p) => placement.owns(p));
     const partitionLost = (partition: number, err: unknown) => this.partitionsHere.lost(partition, err);
     this.locks = new ObjectLocks(store, partitionLost, (p, service, key, scope) =>
@@ -130,6 +133,7 @@ export class Runtime {
     this.admission = { registry, placement, partitions: config.partitions, now };
     const admitted = (req: InvokeRequest, handler?: EffectiveHandler) => admit(this.admission, req, handler);
     this.invocations = new Invocations({
+      admissions: this.starts,
       actors: this.actors,
       locks: this.locks,
       ports,
@@ -414,7 +418,7 @@ export class Runtime {
       log: this.log,
       promises: new PromiseQueues(),
       held: this.held,
-      starts: new StartGate(this.config.startingAttempts),
+      starts: this.starts,
       now,
       outcomeOf: (id: string) => this.attachments.outcomeOf(id),
       watchAttach: (callerId: string, completionId: number, targetId: string) =>

@@ -1,8 +1,9 @@
 /**
- * Attempts start through a bounded gate (runtime/invoker/start-gate.ts). With a single slot:
- * callers and their callees all run (a caller's slot is free once it sent its call), and
- * handlers slow to write their first journal entry still run side by side (a slot is held at
- * most 100 ms), while /metrics shows the attempts that waited.
+ * Attempts start through a gate bounded while invocations are being admitted
+ * (runtime/invoker/start-gate.ts). With a single slot: callers and their callees all run (a
+ * caller's slot is free once it sent its call, and a callee's admission is over once it is
+ * stored), handlers slow to write their first journal entry still run side by side, and
+ * /metrics shows that nothing is left waiting.
  */
 import test from 'ava';
 import { startStack, storeKinds } from '../support/stack.js';

@@ -18,7 +18,13 @@ export interface BacklogGate {
   reserve(partition: number, scope: string, id: string, limitKey: string | undefined): Promise<() => void>;
 }
 
+/** Where admissions are counted, so that attempts start bounded while they run (invoker/start-gate.ts). */
+export interface AdmissionsInFlight {
+  admitting<T>(work: () => Promise<T>): Promise<T>;
+}
+
 export interface InvocationsDeps {
+  readonly admissions: AdmissionsInFlight;
   readonly actors: ActorCache;
   readonly locks: ObjectLocks;
   readonly ports: ActorPorts;
@@ -40,12 +46,14 @@ export class Invocations {
    * Creates an admitted invocation durably; resolves once it is committed. One that must exist
    * once (`Admission.once`) and exists already is not created again (`previous: true`).
    */
-  async create(a: Admission): Promise<InvokeResult> {
-    if (!a.once) return this.createNew(a);
-    return this.creating.run(a.id, async () => {
-      if (this.deps.actors.has(a.id) || (await this.deps.actors.stored(a.id)))
-        return a.ownIfFound ? this.created(a) : { invocationId: a.id, previous: true };
-      return this.createNew(a);
+  create(a: Admission): Promise<InvokeResult> {
+    return this.deps.admissions.admitting(async () => {
+      if (!a.once) return this.createNew(a);
+      return this.creating.run(a.id, async () => {
+        if (this.deps.actors.has(a.id) || (await this.deps.actors.stored(a.id)))
+          return a.ownIfFound ? this.created(a) : { invocationId: a.id, previous: true };
+        return this.createNew(a);
+      });
     });
   }
 
