@@ -72,7 +72,6 @@ export class StartGate {
    */
   wait(go: () => boolean): void {
     this.waiting.push(go);
-    attemptsWaitingToStart.set(this.waiting.length);
     this.grant();
   }
 
