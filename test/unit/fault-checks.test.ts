@@ -138,3 +138,30 @@ test('a count outside the acknowledged adds plus the unacknowledged ones is wron
   r.observed.counts.set('k0', ok(5));
   t.deepEqual(kinds(r), ['wrongCount k0']);
 });
+
+test('a request unanswered for 30 s is stalled unless the service was away for all but 20 s of it; overlapping outages count once', (t) => {
+  const stalledAfter = (outages: Array<[number, number]>) => {
+    const r = round();
+    r.sent.push({
+      op: { index: 1, kind: 'call', path: 'call/Durable/run', body: { op: 'op1', sleepMs: 0 } },
+      acked: false,
+      error: 'ETIMEDOUT',
+      ...answered,
+      sentAt: 0,
+      answeredAt: 30_000,
+    });
+    return check(r.sent, r.executions, r.observed, outages)
+      .filter((v) => v.kind === 'stalled')
+      .map((v) => v.subject);
+  };
+  t.deepEqual(stalledAfter([]), ['op1']);
+  t.deepEqual(stalledAfter([[5_000, 16_000]]), []);
+  // Two kills 1 s apart: 10 s away in all (20 s up), not 18 s.
+  t.deepEqual(
+    stalledAfter([
+      [5_000, 14_000],
+      [6_000, 15_000],
+    ]),
+    ['op1'],
+  );
+});

@@ -67,15 +67,29 @@ export function check(
  * failover that Sentinel itself retries) may hold a call that long and is not counted.
  */
 function stalled(sent: Sent[], outages: Array<[number, number]>): Violation[] {
-  const away = (from: number, to: number) =>
-    outages.reduce((ms, [a, b]) => ms + Math.max(0, Math.min(b, to) - Math.max(a, from)), 0);
+  const byStart = [...outages].sort((x, y) => x[0] - y[0]);
+  // Time in [from, to] inside some outage, overlapping outages counted once.
+  const away = (from: number, to: number) => {
+    let ms = 0;
+    let covered = from;
+    for (const [a, b] of byStart) {
+      const start = Math.max(a, covered);
+      const end = Math.min(b, to);
+      if (end > start) {
+        ms += end - start;
+        covered = end;
+      }
+    }
+    return ms;
+  };
   return sent
     .filter((s) => !s.acked && s.error?.startsWith('ETIMEDOUT'))
-    .filter((s) => s.answeredAt - s.sentAt - away(s.sentAt, s.answeredAt) >= STALL_MS)
-    .map((s) => ({
+    .map((s) => ({ s, awayMs: away(s.sentAt, s.answeredAt) }))
+    .filter(({ s, awayMs }) => s.answeredAt - s.sentAt - awayMs >= STALL_MS)
+    .map(({ s, awayMs }) => ({
       kind: 'stalled',
       subject: s.op.body.op,
-      detail: `${s.op.kind} ${s.op.path}${s.op.key ? ` (key ${s.op.key})` : ''} had no answer within ${((s.answeredAt - s.sentAt) / 1000).toFixed(1)} s, ${(away(s.sentAt, s.answeredAt) / 1000).toFixed(1)} s of them in an outage`,
+      detail: `${s.op.kind} ${s.op.path}${s.op.key ? ` (key ${s.op.key})` : ''} had no answer within ${((s.answeredAt - s.sentAt) / 1000).toFixed(1)} s, ${(awayMs / 1000).toFixed(1)} s of them in an outage`,
       ids: [],
     }));
 }
