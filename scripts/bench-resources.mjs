@@ -18,6 +18,23 @@ function stat(pid) {
   }
 }
 
+/** The child processes of `pid` (redis-server started by the bench's shell, and the workers). */
+function childrenOf(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Field by field sum of per-process readings; undefined when the first (the server itself) is gone. */
+function sum(readings) {
+  if (!readings[0]) return undefined;
+  const total = {};
+  for (const r of readings.filter(Boolean)) for (const [k, v] of Object.entries(r)) total[k] = (total[k] ?? 0) + v;
+  return total;
+}
+
 /** Resident memory of `pid` by kind, KiB: anonymous, and mapped files with shared memory. */
 export function memory(pid) {
   try {
@@ -58,8 +75,10 @@ export class PartSampler {
   }
 
   sample() {
-    const node = stat(this.serverPid);
-    const mem = memory(this.serverPid);
+    // With --workers the server is a primary and its workers: the node part is all of them.
+    const pids = [this.serverPid, ...childrenOf(this.serverPid).filter((p) => p !== this.redisPid)];
+    const node = sum(pids.map(stat));
+    const mem = sum(pids.map(memory));
     if (!node || !mem) return;
     const redis = this.redisPid ? stat(this.redisPid) : undefined;
     this.samples.push({

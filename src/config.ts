@@ -81,6 +81,11 @@ export interface Config {
    * acknowledged before it is all executed.
    */
   startingAttempts: number;
+  /**
+   * Processes serving at once (src/workers.ts): each a node of the cluster over the Redis store,
+   * owning a share of the partitions, all sharing the ingress and admin ports. 1: this process alone.
+   */
+  workers: number;
 }
 
 export class ConfigError extends Error {
@@ -125,6 +130,7 @@ const defaults: Config = {
   queryMaxResultBytes: 32 * 1024 * 1024,
   subscriptionMaxInFlight: 1000,
   startingAttempts: 32,
+  workers: 1,
 };
 
 type Parse = (raw: string, name: string) => Config[keyof Config];
@@ -497,6 +503,14 @@ export const settings: readonly Setting[] = [
     help: "while invocations are being admitted, most attempts starting at once (until their deployment's first answer); the others wait their turn",
     parse: positiveInt,
   },
+  {
+    key: 'workers',
+    flag: '--workers',
+    env: 'REDSTATE_WORKERS',
+    arg: 'N',
+    help: 'processes serving at once, each owning a share of the partitions and sharing the ingress and admin ports (needs the Redis store)',
+    parse: positiveInt,
+  },
 ];
 
 /** Builds the config from `env` and `argv` (flags as `--name value` or `--name=value`). */
@@ -521,6 +535,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: string[]): Config {
     if (raw === undefined) throw new ConfigError(`${name}: missing value`);
     assign(s.key, s.parse(raw, name));
   }
+  // Workers are nodes of a cluster, which the embedded store (one process's) cannot be.
+  if (config.workers > 1 && !config.redisUrl)
+    throw new ConfigError(
+      `--workers ${config.workers} needs the Redis store (REDSTATE_REDIS_URL): the embedded store is one process's`,
+    );
   return config;
 }
 

@@ -21,10 +21,19 @@ async function main(): Promise<void> {
     throw err;
   }
   const { createLogger } = await import('./telemetry/log.js');
-  const log = await createLogger({ format: config.logFormat, level: config.logLevel });
+  const root = await createLogger({ format: config.logFormat, level: config.logLevel });
+  const { runPrimary, workerConfig, workerIndex, reportWorkerReady } = await import('./workers.js');
+  const worker = config.workers > 1 ? workerIndex() : undefined;
+  const log = worker === undefined ? root : root.child({ worker });
   try {
+    if (config.workers > 1 && worker === undefined) {
+      await runPrimary(config, log);
+      process.exit(0);
+    }
     const { startServer } = await import('./server.js');
-    const server = await startServer(config, log);
+    const server = await startServer(worker === undefined ? config : workerConfig(config, worker), log, worker);
+    if (worker !== undefined)
+      reportWorkerReady({ ingress: server.ingressPort, admin: server.adminPort, node: server.nodePort });
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) {

@@ -60,10 +60,14 @@ async function closeGracefully(servers: http.Server[], graceMs: number): Promise
   await closed;
 }
 
-function listen(server: http.Server, port: number, host: string): Promise<number> {
+/**
+ * In a worker (src/workers.ts) a listener is shared with the other workers through the primary,
+ * unless `exclusive`: then it is this process's own (the node port).
+ */
+function listen(server: http.Server, port: number, host: string, exclusive = false): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
+    server.listen({ port, host, exclusive }, () => resolve((server.address() as AddressInfo).port));
   });
 }
 
@@ -129,7 +133,8 @@ async function joinCluster(
   return recovered;
 }
 
-export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+/** `worker`: this process's index among the workers (src/workers.ts), which log the readiness line for all. */
+export async function startServer(config: Config, log: Logger, worker?: number): Promise<RunningServer> {
   const startedAt = performance.now();
   // One process per data dir: the embedded store's, or the node id of a Redis node.
   const dataDir = await claimDataDir(config.dataDir, config.nodeId);
@@ -186,7 +191,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     nodeSessions,
     rpcHandler(runtime, () => registry.refresh()),
   );
-  const nodePort = await listen(node, config.nodePort, config.host);
+  const nodePort = await listen(node, config.nodePort, config.host, true);
   const tls = redisTlsOf(config);
   const subscriptions = new SubscriptionEngine({
     registry,
@@ -262,7 +267,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       ports: { ingress: ingressPort, admin: adminPort, node: nodePort },
       startup_ms: Math.round(performance.now() - startedAt),
     },
-    `ingress on :${ingressPort}, admin on :${adminPort}, node on :${nodePort}`,
+    worker === undefined
+      ? `ingress on :${ingressPort}, admin on :${adminPort}, node on :${nodePort}`
+      : `worker ${worker} serving, its node port :${nodePort}`,
   );
 
   const servers = [ingress, admin];

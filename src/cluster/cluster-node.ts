@@ -144,9 +144,15 @@ export class ClusterNode implements Placement {
    * Tells every other live node of a change to what they share (the registry: a deployment
    * registered here is known there when its registration is answered), each waited for at most
    * ANNOUNCE_PATIENCE_MS; a node that does not answer by then reads it again in its next round.
+   * The live nodes are read again, after the change was stored: a node that joined since this
+   * one's last round is told too, and one that joins later reads the change itself (a node
+   * refreshes after it joins, before it serves).
    */
   async announce(what: Announcement): Promise<void> {
-    const others = this.nodes.filter((n) => n.nodeId !== this.nodeId);
+    const live = this.self
+      ? await this.opts.coordination.heartbeat(this.self, LEASE_MS).catch(() => this.nodes)
+      : this.nodes;
+    const others = live.filter((n) => n.nodeId !== this.nodeId);
     await Promise.all(
       others.map((n) =>
         settledWithin(

@@ -16,10 +16,11 @@ import { startNodes } from './nodes.js';
  * `redis-cluster`: three masters (redis-cluster.ts); `redis-sentinel`: a primary, a replica,
  * three Sentinels (redis-sentinel.ts); `redis-2nodes` and `redis-cluster-2nodes`: two server
  * processes over one redis-server or a Redis Cluster, the test's requests to either in turn
- * (nodes.ts).
+ * (nodes.ts); `redis-workers`: one server with two workers (`--workers 2`, src/workers.ts) over
+ * one redis-server.
  */
 export type StoreKind =
-  'embedded' | 'redis' | 'redis-cluster' | 'redis-sentinel' | 'redis-2nodes' | 'redis-cluster-2nodes';
+  'embedded' | 'redis' | 'redis-cluster' | 'redis-sentinel' | 'redis-2nodes' | 'redis-cluster-2nodes' | 'redis-workers';
 const allKinds: StoreKind[] = [
   'embedded',
   'redis',
@@ -27,6 +28,7 @@ const allKinds: StoreKind[] = [
   'redis-sentinel',
   'redis-2nodes',
   'redis-cluster-2nodes',
+  'redis-workers',
 ];
 
 const chosenKinds = process.env['REDSTATE_TEST_STORES'];
@@ -111,7 +113,8 @@ export interface StartedStore {
 }
 
 export async function startStore(store: StoreKind): Promise<StartedStore> {
-  const redis = store === 'redis' || store === 'redis-2nodes' ? await startRedis() : undefined;
+  const redis =
+    store === 'redis' || store === 'redis-2nodes' || store === 'redis-workers' ? await startRedis() : undefined;
   const redisCluster =
     store === 'redis-cluster' || store === 'redis-cluster-2nodes' ? await startRedisCluster() : undefined;
   const redisSentinel = store === 'redis-sentinel' ? await startSentinelSet() : undefined;
@@ -137,9 +140,8 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
   });
   // Two nodes: registered through the first, then used through both in turn.
   const nodes = isMultiNode(store) ? await startNodes(redisUrl!, opts.env) : undefined;
-  const server =
-    nodes?.server ??
-    (await startRedstate({ ...(redisUrl ? { redisUrl } : {}), ...(opts.env ? { env: opts.env } : {}) }));
+  const env = store === 'redis-workers' ? { REDSTATE_WORKERS: '2', ...opts.env } : opts.env;
+  const server = nodes?.server ?? (await startRedstate({ ...(redisUrl ? { redisUrl } : {}), ...(env ? { env } : {}) }));
   const registered = await client(server.admin).post('deployments', {
     json: { uri: service.url, ...(opts.http1 ? { use_http_11: true } : {}) },
   });

@@ -190,26 +190,33 @@ export class Invocations {
    * here for one of them is answered from the store instead.
    */
   moved(partition: number): void {
-    for (const id of this.waiters.keys()) {
-      if (this.deps.actors.partitionOf(id) !== partition) continue;
-      void this.fromStore(id).then((done) => {
-        const waiting = this.waiters.get(id);
-        if (!done || !waiting) return;
-        this.waiters.delete(id);
-        for (const w of waiting) w(done);
-      });
-    }
+    for (const id of this.waiters.keys()) if (this.deps.actors.partitionOf(id) === partition) this.answerFromStore(id);
+  }
+
+  /** Whoever waits here for `id` is answered once the store has its outcome. */
+  private answerFromStore(id: string): void {
+    void this.fromStore(id).then((done) => {
+      const waiting = this.waiters.get(id);
+      if (!done || !waiting) return;
+      this.waiters.delete(id);
+      for (const w of waiting) w(done);
+    });
   }
 
   /**
    * Waits, reading the store, until an invocation another node runs completes; undefined once
    * it is gone. Never rejects: while the store is away it reads again (`moved` does not await it).
+   * The store itself, not this node's actors: one loaded here after its partition left (a late
+   * job) is a stale copy that never completes.
    */
   private async fromStore(id: string): Promise<CompletedInvocation | undefined> {
     for (;;) {
-      const out = await this.output(id).catch(() => ({ state: 'pending' }) as const);
-      if (out.state === 'completed') return out;
-      if (out.state === 'missing') return undefined;
+      const stored = await this.deps.actors.stored(id).then(
+        (p) => (p ? (completedOf(id, p.context) ?? 'pending') : 'missing'),
+        () => 'pending' as const,
+      );
+      if (stored === 'missing') return undefined;
+      if (stored !== 'pending') return stored;
       // Back here meanwhile: the local completion answers (once the store lets it load).
       if (this.deps.placement.owns(this.deps.actors.partitionOf(id))) {
         try {
@@ -226,5 +233,8 @@ export class Invocations {
     const list = this.waiters.get(id) ?? [];
     list.push(resolve);
     this.waiters.set(id, list);
+    // The partition left while this wait was being set up (after `moved` looked at the
+    // waiters): nothing here will complete it any more.
+    if (!this.deps.placement.owns(this.deps.actors.partitionOf(id))) this.answerFromStore(id);
   }
 }

@@ -1,0 +1,148 @@
+/**
+ * Several processes serving at once on one machine (`--workers N`, N > 1): the process started
+ * is the primary, which only forks and watches the workers; each worker is a whole server and a
+ * node of the cluster over the Redis store (src/cluster/): it owns a share of the partitions
+ * through leases and forwards what belongs to another worker over the node port, as nodes on
+ * different machines do. The ingress and admin ports are shared through node:cluster (the
+ * primary accepts the connections and hands them to the workers in turn); each worker's node
+ * port is its own.
+ *
+ * Durability holds as with separate nodes: a commit is fenced by its partition's lease epoch,
+ * and each worker keeps its node id in its own data dir (`worker-<i>`), locked while it lives,
+ * so a worker started again after a crash takes its own leases back at once, and only once the
+ * crashed one is gone. A worker whose primary dies (SIGKILL) exits at once: nothing it
+ * acknowledged is lost, and the next primary's workers recover the rest.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import { join } from 'node:path';
+import type { Config } from './config.js';
+import { claimDataDir } from './data-dir.js';
+import type { Logger } from './telemetry/log.js';
+
+/** Set by the primary in each worker's environment. */
+const WORKER_INDEX = 'REDSTATE_WORKER_INDEX';
+
+export interface ServedPorts {
+  ingress: number;
+  admin: number;
+  node: number;
+}
+
+interface ReadyMessage {
+  redstate: 'ready';
+  ports: ServedPorts;
+}
+
+const isReady = (m: unknown): m is ReadyMessage =>
+  typeof m === 'object' && m !== null && (m as { redstate?: unknown }).redstate === 'ready';
+
+/** This process's worker index, or undefined when it is no worker (one process, or the primary). */
+export function workerIndex(): number | undefined {
+  return cluster.isWorker ? Number(process.env[WORKER_INDEX]) : undefined;
+}
+
+/**
+ * A worker's config: its own data dir (its node id and lock) and node id; the configured node port
+ * is worker 0's, the others take one the kernel gives (the nodes find each other through Redis).
+ */
+export function workerConfig(config: Config, index: number): Config {
+  return {
+    ...config,
+    dataDir: join(config.dataDir, `worker-${index}`),
+    nodeId: config.nodeId === undefined ? undefined : `${config.nodeId}-w${index}`,
+    nodePort: index === 0 ? config.nodePort : 0,
+  };
+}
+
+/** In a worker: tells the primary it serves, and exits once the primary is gone. */
+export function reportWorkerReady(ports: ServedPorts): void {
+  // The primary gone (killed) means nobody hands this worker connections any more, and the
+  // next primary's worker of the same index waits for this one's data-dir lock: go at once.
+  process.on('disconnect', () => process.exit(1));
+  process.send?.({ redstate: 'ready', ports } satisfies ReadyMessage);
+}
+
+/** How soon a crashed worker is started again: at once, but not in a tight loop. */
+const RESTART_DELAY_MS = 100;
+
+/**
+ * The primary: forks the workers, logs the readiness line once every worker serves, starts a
+ * worker again when it dies, and stops them all on SIGTERM/SIGINT. Resolves once they are stopped.
+ */
+export async function runPrimary(config: Config, log: Logger): Promise<void> {
+  const startedAt = performance.now();
+  // One primary per data dir; each worker locks its own sub-directory.
+  const dataDir = await claimDataDir(config.dataDir, config.nodeId);
+  const live = new Map<number, Worker>();
+  // The ports each worker serves on, from its first readiness message on.
+  const serving = new Map<number, ServedPorts>();
+  let stopping = false;
+  let startFailed: (err: Error) => void = () => {};
+  let allServing: () => void = () => {};
+  const started = new Promise<void>((resolve, reject) => {
+    allServing = resolve;
+    startFailed = reject;
+  });
+
+  const fork = (index: number) => {
+    const worker = cluster.fork({ [WORKER_INDEX]: String(index) });
+    live.set(index, worker);
+    worker.on('message', (m: unknown) => {
+      if (!isReady(m)) return;
+      serving.set(index, m.ports);
+      if (serving.size === config.workers) allServing();
+    });
+    worker.on('exit', (code, signal) => {
+      live.delete(index);
+      if (stopping) return;
+      if (serving.size < config.workers) {
+        startFailed(new Error(`worker ${index} exited with ${signal ?? code} before every worker served`));
+        return;
+      }
+      log.error({ worker: index, code, signal }, `worker ${index} exited (${signal ?? code}), starting it again`);
+      setTimeout(() => !stopping && fork(index), RESTART_DELAY_MS);
+    });
+  };
+
+  const stopAll = async (signal: NodeJS.Signals) => {
+    const exits = [...live.values()].map((w) => new Promise((r) => w.once('exit', r)));
+    for (const w of live.values()) w.process.kill(signal);
+    await Promise.all(exits);
+  };
+
+  for (let i = 0; i < config.workers; i++) fork(i);
+  try {
+    await started;
+  } catch (err) {
+    stopping = true;
+    await stopAll('SIGKILL');
+    dataDir.release();
+    throw err;
+  }
+  // The ingress and admin ports are shared; the node port named is worker 0's.
+  const { ingress, admin, node } = serving.get(0)!;
+  log.info(
+    {
+      ports: { ingress, admin, node },
+      workers: config.workers,
+      startup_ms: Math.round(performance.now() - startedAt),
+    },
+    `ingress on :${ingress}, admin on :${admin}, node on :${node} (${config.workers} workers)`,
+  );
+
+  await new Promise<void>((resolve, reject) => {
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        log.warn({ signal }, `${signal} received again, stopping the workers at once`);
+        void stopAll('SIGKILL');
+        return;
+      }
+      stopping = true;
+      log.info({ signal, grace_ms: config.shutdownGrace }, `${signal} received, stopping the workers`);
+      stopAll('SIGTERM').then(resolve, reject);
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+  });
+  dataDir.release();
+}
