@@ -11,6 +11,7 @@
 //   npm run faults -- --store redis --fault redis --rounds 12
 //   npm run faults -- --store redis-cluster --fault redis   # three masters; a fault kills one
 //   npm run faults -- --store redis-sentinel --fault redis  # primary + replica + 3 Sentinels; a fault kills the primary
+//   npm run faults -- --store redis-workers --fault server,redis   # one server with two workers (--workers 2); a server fault kills the primary
 //   npm run faults -- --ops 500 --faults-per-round 3 --seed 7 --concurrency 48 --settle-ms 60000
 //   npm run faults -- --fault redis --downtime-ms 500-1500   # how long a killed process stays down
 //
@@ -72,7 +73,8 @@ const range = (name, fallback) => {
 const stores = list(args.store);
 const faults = list(args.fault);
 for (const s of stores)
-  if (!['embedded', 'redis', 'redis-cluster', 'redis-sentinel'].includes(s)) throw new Error(`unknown store '${s}'`);
+  if (!['embedded', 'redis', 'redis-cluster', 'redis-sentinel', 'redis-workers'].includes(s))
+    throw new Error(`unknown store '${s}'`);
 for (const f of faults) if (!faultKinds.includes(f)) throw new Error(`unknown fault '${f}'`);
 const artifactsDir = args.artifacts ?? mkdtempSync(path.join(os.tmpdir(), 'redstate-faults-evidence-'));
 

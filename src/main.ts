@@ -22,8 +22,9 @@ async function main(): Promise<void> {
   }
   const { createLogger } = await import('./telemetry/log.js');
   const root = await createLogger({ format: config.logFormat, level: config.logLevel });
-  const { runPrimary, workerConfig, workerIndex, reportWorkerReady } = await import('./workers.js');
+  const { exitWithPrimary, runPrimary, workerConfig, workerIndex, reportWorkerReady } = await import('./workers.js');
   const worker = config.workers > 1 ? workerIndex() : undefined;
+  if (worker !== undefined) exitWithPrimary();
   const log = worker === undefined ? root : root.child({ worker });
   try {
     if (config.workers > 1 && worker === undefined) {

@@ -54,12 +54,19 @@ export function workerConfig(config: Config, index: number): Config {
   };
 }
 
-/** In a worker: tells the primary it serves, and exits once the primary is gone. */
-export function reportWorkerReady(ports: ServedPorts): void {
-  // The primary gone (killed) means nobody hands this worker connections any more, and the
-  // next primary's worker of the same index waits for this one's data-dir lock: go at once.
+/**
+ * In a worker, from its start: exits once the primary is gone (killed). Nobody hands it
+ * connections any more, and the next primary's worker of the same index waits for this one's
+ * data-dir lock.
+ */
+export function exitWithPrimary(): void {
   process.on('disconnect', () => process.exit(1));
-  process.send?.({ redstate: 'ready', ports } satisfies ReadyMessage);
+}
+
+/** In a worker: tells the primary it serves (a primary gone meanwhile is `exitWithPrimary`'s). */
+export function reportWorkerReady(ports: ServedPorts): void {
+  // With a callback a closed channel is an error passed here, not one thrown at the process.
+  process.send?.({ redstate: 'ready', ports } satisfies ReadyMessage, undefined, {}, () => undefined);
 }
 
 /** How soon a crashed worker is started again: at once, but not in a tight loop. */
