@@ -42,6 +42,19 @@ async function until(what, cond, timeoutMs) {
   }
 }
 
+/** The process's memory once its RSS has stayed within 1 MiB for 3 s (or after `maxMs`). */
+async function settledMemory(pid, maxMs) {
+  const deadline = Date.now() + maxMs;
+  const readings = [];
+  for (;;) {
+    const m = memory(pid);
+    readings.push(m.anonKiB + m.fileKiB);
+    const last = readings.slice(-4);
+    if ((last.length === 4 && Math.max(...last) - Math.min(...last) < 1024) || Date.now() > deadline) return m;
+    await sleep(1000);
+  }
+}
+
 /** What the server says of its memory (prom-client's default metrics and ours). */
 async function heap() {
   const { scrape: m } = await scrape(`${stack.server.node}/metrics`);
@@ -71,9 +84,9 @@ try {
   };
   await until('every invocation suspended', async () => (await suspended()) >= n, sleepMs - sentAfter);
   const allSuspendedAfter = performance.now() - sendStart;
-  // What they hold while they sleep, not the garbage of sending them (src/idle-release.ts).
-  await sleep(5000);
-  const loaded = memory(stack.server.pid());
+  // What they hold while they sleep, not the garbage of sending them (src/idle-release.ts):
+  // read once the RSS has settled (the same for 3 s), 30 s at most.
+  const loaded = await settledMemory(stack.server.pid(), 30_000);
   const loadedHeap = await heap();
 
   await stack.server.kill();
