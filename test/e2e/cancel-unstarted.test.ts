@@ -78,6 +78,12 @@ for (const store of nodeKinds) {
     const stack = t.context[store]!;
     const tag = `${store}-admin`;
     const id = (await call(t, stack, 'Scheduled/sendLater', { tag, delayMs: DELAY_MS })) as string;
+    // A handler's send reaches its own partition after the handler's answer (on two nodes over
+    // the node port): an attach before that finds no such invocation, 404.
+    await waitFor(
+      async () => (await sqlRows(stack.admin, `SELECT id FROM sys_invocation WHERE id = '${id}'`)).length === 1,
+      10_000,
+    );
     const waiting = stack.ingress.get(`restate/attach/${id}`);
     await new Promise((r) => setTimeout(r, 200));
     const cancelled = await stack.admin.patch(`invocations/${id}/cancel`);
