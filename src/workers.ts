@@ -70,7 +70,20 @@ export function reportWorkerReady(ports: ServedPorts): void {
 }
 
 /** How soon a crashed worker is started again: at once, but not in a tight loop. */
-const RESTART_DELAY_MS = 100;
+const FIRST_RESTART_MS = 100;
+const LAST_RESTART_MS = 10_000;
+/** A worker that served this long before it died starts again after the first delay. */
+const STABLE_MS = 10_000;
+
+/**
+ * The wait before a dead worker starts again: the first delay after a worker that had run a
+ * while, else twice the last one, up to the last (a worker that cannot start, a broken config
+ * or a full disk, is not forked ten times a second).
+ */
+export function restartDelay(previousMs: number | undefined, ranMs: number): number {
+  if (previousMs === undefined || ranMs >= STABLE_MS) return FIRST_RESTART_MS;
+  return Math.min(2 * previousMs, LAST_RESTART_MS);
+}
 
 /**
  * The primary: forks the workers, logs the readiness line once every worker serves, starts a
@@ -91,7 +104,10 @@ export async function runPrimary(config: Config, log: Logger): Promise<void> {
     startFailed = reject;
   });
 
+  // Per worker index, the wait before its last restart.
+  const delays = new Map<number, number>();
   const fork = (index: number) => {
+    const forkedAt = performance.now();
     const worker = cluster.fork({ [WORKER_INDEX]: String(index) });
     live.set(index, worker);
     worker.on('message', (m: unknown) => {
@@ -106,8 +122,13 @@ export async function runPrimary(config: Config, log: Logger): Promise<void> {
         startFailed(new Error(`worker ${index} exited with ${signal ?? code} before every worker served`));
         return;
       }
-      log.error({ worker: index, code, signal }, `worker ${index} exited (${signal ?? code}), starting it again`);
-      setTimeout(() => !stopping && fork(index), RESTART_DELAY_MS);
+      const delay = restartDelay(delays.get(index), performance.now() - forkedAt);
+      delays.set(index, delay);
+      log.error(
+        { worker: index, code, signal, restart_in_ms: delay },
+        `worker ${index} exited (${signal ?? code}), starting it again`,
+      );
+      setTimeout(() => !stopping && fork(index), delay);
     });
   };
 
