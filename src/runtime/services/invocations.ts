@@ -5,7 +5,7 @@
  */
 import { InvocationActor, type ActorPorts } from '../kernel/invocation-actor.js';
 import type { ObjectLocks } from '../kernel/object-keys.js';
-import { completedOf, type CompletedInvocation } from '../../model/persisted.js';
+import { completedOf, type CompletedInvocation, type PersistedInvocation } from '../../model/persisted.js';
 import { KeyedSerialQueue } from '../../serial-queue.js';
 import { StoreUnavailable } from '../../store/types.js';
 import type { CallResult, InvokeResult, OutputState, Placement } from '../types.js';
@@ -106,10 +106,7 @@ export class Invocations {
   }
 
   async output(id: string): Promise<OutputState> {
-    const persisted = await this.deps.actors.persisted(id);
-    if (!persisted) return { state: 'missing' };
-    const done = completedOf(id, persisted.context);
-    return done ? { state: 'completed', ...done } : { state: 'pending' };
+    return outputOf(id, await this.deps.actors.persisted(id));
   }
 
   /** The invocation completed (committed): answer whoever waits for it. */
@@ -211,12 +208,12 @@ export class Invocations {
    */
   private async fromStore(id: string): Promise<CompletedInvocation | undefined> {
     for (;;) {
-      const stored = await this.deps.actors.stored(id).then(
-        (p) => (p ? (completedOf(id, p.context) ?? 'pending') : 'missing'),
-        () => 'pending' as const,
+      const out = await this.deps.actors.stored(id).then(
+        (p) => outputOf(id, p),
+        () => ({ state: 'pending' }) as const,
       );
-      if (stored === 'missing') return undefined;
-      if (stored !== 'pending') return stored;
+      if (out.state === 'completed') return out;
+      if (out.state === 'missing') return undefined;
       // Back here meanwhile: the local completion answers (once the store lets it load).
       if (this.deps.placement.owns(this.deps.actors.partitionOf(id))) {
         try {
@@ -237,4 +234,11 @@ export class Invocations {
     // waiters): nothing here will complete it any more.
     if (!this.deps.placement.owns(this.deps.actors.partitionOf(id))) this.answerFromStore(id);
   }
+}
+
+/** What a persisted invocation (or none) says of its outcome. */
+function outputOf(id: string, persisted: PersistedInvocation | undefined): OutputState {
+  if (!persisted) return { state: 'missing' };
+  const done = completedOf(id, persisted.context);
+  return done ? { state: 'completed', ...done } : { state: 'pending' };
 }
