@@ -12,6 +12,7 @@
 //   npm run faults -- --store redis-cluster --fault redis   # three masters; a fault kills one
 //   npm run faults -- --store redis-sentinel --fault redis  # primary + replica + 3 Sentinels; a fault kills the primary
 //   npm run faults -- --store redis-workers --fault server,redis   # one server with two workers (--workers 2); a server fault kills the primary
+//   npm run faults -- --store embedded-workers --fault server,sdk  # two workers sharing the embedded store's files
 //   npm run faults -- --ops 500 --faults-per-round 3 --seed 7 --concurrency 48 --settle-ms 60000
 //   npm run faults -- --fault redis --downtime-ms 500-1500   # how long a killed process stays down
 //
@@ -73,7 +74,7 @@ const range = (name, fallback) => {
 const stores = list(args.store);
 const faults = list(args.fault);
 for (const s of stores)
-  if (!['embedded', 'redis', 'redis-cluster', 'redis-sentinel', 'redis-workers'].includes(s))
+  if (!['embedded', 'redis', 'redis-cluster', 'redis-sentinel', 'redis-workers', 'embedded-workers'].includes(s))
     throw new Error(`unknown store '${s}'`);
 for (const f of faults) if (!faultKinds.includes(f)) throw new Error(`unknown fault '${f}'`);
 const artifactsDir = args.artifacts ?? mkdtempSync(path.join(os.tmpdir(), 'redstate-faults-evidence-'));
@@ -82,7 +83,7 @@ const results = [];
 for (const store of stores) {
   for (const fault of faults) {
     // redis-server is only there with the Redis stores.
-    if (fault === 'redis' && store === 'embedded') continue;
+    if (fault === 'redis' && store.startsWith('embedded')) continue;
     const opts = {
       store,
       fault,

@@ -82,7 +82,7 @@ export interface Config {
    */
   startingAttempts: number;
   /**
-   * Processes serving at once (src/workers.ts): each a node of the cluster over the Redis store,
+   * Processes serving at once (src/workers.ts): each a node of the cluster over the store,
    * owning a share of the partitions, all sharing the ingress and admin ports. 1: this process alone.
    */
   workers: number;
@@ -508,7 +508,7 @@ export const settings: readonly Setting[] = [
     flag: '--workers',
     env: 'REDSTATE_WORKERS',
     arg: 'N',
-    help: 'processes serving at once, each owning a share of the partitions and sharing the ingress and admin ports (needs the Redis store)',
+    help: 'processes serving at once, each owning a share of the partitions and sharing the ingress and admin ports',
     parse: positiveInt,
   },
 ];
@@ -535,11 +535,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: string[]): Config {
     if (raw === undefined) throw new ConfigError(`${name}: missing value`);
     assign(s.key, s.parse(raw, name));
   }
-  // Workers are nodes of a cluster, which the embedded store (one process's) cannot be.
-  if (config.workers > 1 && !config.redisUrl)
-    throw new ConfigError(
-      `--workers ${config.workers} needs the Redis store (REDSTATE_REDIS_URL): the embedded store is one process's`,
-    );
   return config;
 }
 

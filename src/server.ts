@@ -32,6 +32,7 @@ import { createNodeEndpoint } from './telemetry/node-endpoint.js';
 import { startIdleRelease } from './idle-release.js';
 import { startTracing, stopTracing } from './telemetry/tracing.js';
 import { claimDataDir } from './data-dir.js';
+import { awaitWorkersGone, workerDir } from './workers.js';
 import { ClusterNode } from './cluster/cluster-node.js';
 import { rpcHandler } from './cluster/peers.js';
 import { hostname } from 'node:os';
@@ -80,11 +81,15 @@ const redisTlsOf = (config: Config) =>
       })
     : undefined;
 
-/** The store the config names, reporting Redis outages in the log (store/redis/availability.ts). */
-function openConfiguredStore(config: Config, log: Logger) {
+/**
+ * The store the config names, reporting Redis outages in the log (store/redis/availability.ts);
+ * `shared`: a worker's, whose embedded store's files the other workers write too.
+ */
+function openConfiguredStore(config: Config, log: Logger, shared: boolean) {
   const tls = redisTlsOf(config);
   return openStore({
     dataDir: config.dataDir,
+    shared,
     ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
     redis: {
       ...(tls ? { tls } : {}),
@@ -136,8 +141,11 @@ async function joinCluster(
 /** `worker`: this process's index among the workers (src/workers.ts), which log the readiness line for all. */
 export async function startServer(config: Config, log: Logger, worker?: number): Promise<RunningServer> {
   const startedAt = performance.now();
-  // One process per data dir: the embedded store's, or the node id of a Redis node.
-  const dataDir = await claimDataDir(config.dataDir, config.nodeId);
+  // One process per data dir: the embedded store's, or the node id of a Redis node; a worker's
+  // is its own within the primary's.
+  const dataDir = await claimDataDir(worker === undefined ? config.dataDir : workerDir(config, worker), config.nodeId);
+  // Alone on the embedded store's files only once the workers of a primary killed before are gone.
+  if (worker === undefined && !config.redisUrl) await awaitWorkersGone(config.dataDir);
   if (config.tracingEndpoint) await startTracing(config.tracingEndpoint);
   startProcessMetrics();
   const idleRelease = startIdleRelease();
@@ -146,7 +154,9 @@ export async function startServer(config: Config, log: Logger, worker?: number):
     ? RequestSigner.fromPemFile(config.requestIdentityPrivateKeyPemFile)
     : undefined;
   // Observed: the web UI's live updates hear of each commit once it is stored.
-  const observed = new ObservedStore(await openConfiguredStore(config, log), { recordKinds: LIVE_RECORD_KINDS });
+  const observed = new ObservedStore(await openConfiguredStore(config, log, worker !== undefined), {
+    recordKinds: LIVE_RECORD_KINDS,
+  });
   // Reads of a key's state settle the writes an attempt holds back for it a moment.
   const held = new HeldWrites();
   const store = held.reading(observed);

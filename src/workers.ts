@@ -1,9 +1,10 @@
 /**
  * Several processes serving at once on one machine (`--workers N`, N > 1): the process started
  * is the primary, which only forks and watches the workers; each worker is a whole server and a
- * node of the cluster over the Redis store (src/cluster/): it owns a share of the partitions
- * through leases and forwards what belongs to another worker over the node port, as nodes on
- * different machines do. The ingress and admin ports are shared through node:cluster (the
+ * node of the cluster over the store (src/cluster/): the Redis store, or the embedded store's
+ * files, which the workers share (store/embedded/coordination.ts). A worker owns a share of the
+ * partitions through leases and forwards what belongs to another worker over the node port, as
+ * nodes on different machines do. The ingress and admin ports are shared through node:cluster (the
  * primary accepts the connections and hands them to the workers in turn); each worker's node
  * port is its own.
  *
@@ -14,6 +15,7 @@
  * acknowledged is lost, and the next primary's workers recover the rest.
  */
 import cluster, { type Worker } from 'node:cluster';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from './config.js';
 import { claimDataDir } from './data-dir.js';
@@ -42,16 +44,37 @@ export function workerIndex(): number | undefined {
 }
 
 /**
- * A worker's config: its own data dir (its node id and lock) and node id; the configured node port
- * is worker 0's, the others take one the kernel gives (the nodes find each other through Redis).
+ * A worker's config: its own node id; the configured node port is worker 0's, the others take
+ * one the kernel gives (the nodes find each other through the store).
  */
 export function workerConfig(config: Config, index: number): Config {
   return {
     ...config,
-    dataDir: join(config.dataDir, `worker-${index}`),
     nodeId: config.nodeId === undefined ? undefined : `${config.nodeId}-w${index}`,
     nodePort: index === 0 ? config.nodePort : 0,
   };
+}
+
+const WORKER_DIR = /^worker-\d+$/;
+
+/** A worker's own directory within the data dir: its node id, and its lock while it lives. */
+export function workerDir(config: Config, index: number): string {
+  return join(config.dataDir, `worker-${index}`);
+}
+
+/**
+ * Resolves once no worker of an earlier primary lives on `dataDir` (their locks are free): a
+ * worker exits as soon as its primary is gone, but until it has, it may still commit to the
+ * embedded store's files, which a server alone there writes unfenced.
+ */
+export async function awaitWorkersGone(dataDir: string): Promise<void> {
+  let names: string[];
+  try {
+    names = readdirSync(dataDir).filter((name) => WORKER_DIR.test(name));
+  } catch {
+    return;
+  }
+  for (const name of names) (await claimDataDir(join(dataDir, name), undefined)).release();
 }
 
 /**
@@ -67,6 +90,15 @@ export function exitWithPrimary(): void {
 export function reportWorkerReady(ports: ServedPorts): void {
   // With a callback a closed channel is an error passed here, not one thrown at the process.
   process.send?.({ redstate: 'ready', ports } satisfies ReadyMessage, undefined, {}, () => undefined);
+}
+
+/**
+ * Opens the embedded store once before the workers share it, so that an older layout is
+ * upgraded by one process (store/embedded/layout.ts), not raced by all.
+ */
+async function prepareSharedFiles(dataDir: string): Promise<void> {
+  const { EmbeddedStore } = await import('./store/embedded/embedded-store.js');
+  await (await EmbeddedStore.open(dataDir)).close();
 }
 
 /** How soon a crashed worker is started again: at once, but not in a tight loop. */
@@ -93,6 +125,7 @@ export async function runPrimary(config: Config, log: Logger): Promise<void> {
   const startedAt = performance.now();
   // One primary per data dir; each worker locks its own sub-directory.
   const dataDir = await claimDataDir(config.dataDir, config.nodeId);
+  if (!config.redisUrl) await prepareSharedFiles(config.dataDir);
   const live = new Map<number, Worker>();
   // The ports each worker serves on, from its first readiness message on.
   const serving = new Map<number, ServedPorts>();

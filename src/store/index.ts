@@ -12,11 +12,13 @@ export async function openStore(opts: {
   redisUrl?: string;
   dataDir: string;
   redis?: RedisStoreOptions;
+  /** The embedded store's files are shared with other workers (src/workers.ts). */
+  shared?: boolean;
 }): Promise<Store> {
   if (opts.redisUrl) {
     const { RedisStore } = await import('./redis/redis-store.js');
     return RedisStore.open(opts.redisUrl, opts.redis);
   }
   const { EmbeddedStore } = await import('./embedded/embedded-store.js');
-  return EmbeddedStore.open(opts.dataDir);
+  return EmbeddedStore.open(opts.dataDir, { shared: !!opts.shared });
 }

@@ -1,15 +1,17 @@
 /**
- * `--workers 2` on Redis (src/workers.ts): two processes behind the same ingress and admin
- * ports, each owning half the partitions. Adds with idempotency keys on ten objects, through
- * SIGKILLs of the primary (its workers go with it), of one worker (the primary starts it again)
- * and of redis-server: every add is applied exactly once (each key's answers are 1..n, none
- * twice, none missing), and no key stays locked (one more add on each answers at once).
+ * `--workers 2` (src/workers.ts) on Redis and on the embedded store's shared files: two
+ * processes behind the same ingress and admin ports, each owning half the partitions. Adds
+ * with idempotency keys on ten objects, through SIGKILLs of the primary (its workers go with
+ * it), of one worker (the primary starts it again) and, on Redis, of redis-server: every add is
+ * applied exactly once (each key's answers are 1..n, none twice, none missing), and no key
+ * stays locked (one more add on each answers at once).
  */
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
-import { startStack, type Stack } from '../support/stack.js';
-import { runToExit } from '../support/server.js';
+import { startStack, type Stack, type StoreKind } from '../support/stack.js';
 import { waitFor } from '../support/wait.js';
+
+const KINDS: StoreKind[] = ['redis-workers', 'embedded-workers'];
 
 const KEYS = 10;
 /** Adds per burst: about a second's worth, so that each kill lands while many are in flight. */
@@ -55,63 +57,66 @@ async function addUntilAnswered(stack: Stack, op: number): Promise<{ key: number
   }
 }
 
-test.serial(
-  'two workers share the partitions and the ports; kills of either lose nothing and do nothing twice',
-  async (t) => {
-    const stack = await startStack('redis-workers', { serviceFile: 'basic.mjs' });
-    try {
-      await waitFor(() => sharedByTwo(stack), 20_000, 200);
-      const ops: Array<Promise<{ key: number; value: number; tries: number }>> = [];
-      let next = 0;
-      const burst = (n: number) => {
-        for (let i = 0; i < n; i++) ops.push(addUntilAnswered(stack, next++));
-      };
+for (const kind of KINDS)
+  test.serial(
+    `${kind}: two workers share the partitions and the ports; kills of either lose nothing and do nothing twice`,
+    async (t) => {
+      const stack = await startStack(kind, { serviceFile: 'basic.mjs' });
+      try {
+        await waitFor(() => sharedByTwo(stack), 20_000, 200);
+        const ops: Array<Promise<{ key: number; value: number; tries: number }>> = [];
+        let next = 0;
+        const burst = (n: number) => {
+          for (let i = 0; i < n; i++) ops.push(addUntilAnswered(stack, next++));
+        };
 
-      // The primary killed mid-burst: its workers exit with it; a new primary starts at once.
-      burst(BURST);
-      await new Promise((r) => setTimeout(r, 100));
-      const before = workerPids(stack.server.pid());
-      await stack.server.crashAndRestart();
-      await waitFor(async () => before.every((pid) => !isAlive(pid)), 10_000);
+        // The primary killed mid-burst: its workers exit with it; a new primary starts at once.
+        burst(BURST);
+        await new Promise((r) => setTimeout(r, 100));
+        const before = workerPids(stack.server.pid());
+        await stack.server.crashAndRestart();
+        await waitFor(async () => before.every((pid) => !isAlive(pid)), 10_000);
 
-      // One worker killed mid-burst: the primary starts it again; the other serves meanwhile.
-      burst(BURST);
-      await new Promise((r) => setTimeout(r, 100));
-      const [victim] = workerPids(stack.server.pid());
-      process.kill(victim!, 'SIGKILL');
-      await waitFor(async () => workerPids(stack.server.pid()).length === 2 && !isAlive(victim!), 10_000);
-      await waitFor(() => sharedByTwo(stack), 20_000, 200);
+        // One worker killed mid-burst: the primary starts it again; the other serves meanwhile.
+        burst(BURST);
+        await new Promise((r) => setTimeout(r, 100));
+        const [victim] = workerPids(stack.server.pid());
+        process.kill(victim!, 'SIGKILL');
+        await waitFor(async () => workerPids(stack.server.pid()).length === 2 && !isAlive(victim!), 10_000);
+        await waitFor(() => sharedByTwo(stack), 20_000, 200);
 
-      // redis-server killed mid-burst and started again on its AOF.
-      burst(BURST);
-      await new Promise((r) => setTimeout(r, 100));
-      await stack.redis!.restart({ kill: true });
+        // redis-server killed mid-burst and started again on its AOF.
+        if (stack.redis) {
+          burst(BURST);
+          await new Promise((r) => setTimeout(r, 100));
+          await stack.redis.restart({ kill: true });
+        }
 
-      const answers = await Promise.all(ops);
-      for (let key = 0; key < KEYS; key++) {
-        const values = answers
-          .filter((a) => a.key === key)
-          .map((a) => a.value)
-          .sort((a, b) => a - b);
-        t.deepEqual(
-          values,
-          values.map((_, i) => i + 1),
-          `key ${key}: each add applied once`,
-        );
-        // Not locked: one more add answers at once with the next value.
-        const res = await stack.ingress.post(`restate/call/Counter/w${key}/add`, { json: 1 });
-        t.is(res.statusCode, 200, res.body);
-        t.is(Number(res.body), values.length + 1);
+        const answers = await Promise.all(ops);
+        for (let key = 0; key < KEYS; key++) {
+          const values = answers
+            .filter((a) => a.key === key)
+            .map((a) => a.value)
+            .sort((a, b) => a - b);
+          t.deepEqual(
+            values,
+            values.map((_, i) => i + 1),
+            `key ${key}: each add applied once`,
+          );
+          // Not locked: one more add answers at once with the next value.
+          const res = await stack.ingress.post(`restate/call/Counter/w${key}/add`, { json: 1 });
+          t.is(res.statusCode, 200, res.body);
+          t.is(Number(res.body), values.length + 1);
+        }
+        const retried = answers.filter((a) => a.tries > 1).length;
+        t.log(`${answers.length} adds through the kills, each applied once; ${retried} asked again after a kill`);
+        t.true(retried > 0, 'the kills landed while adds were in flight');
+        t.regex(stack.server.output(), /worker \d exited \(SIGKILL\), starting it again/);
+      } finally {
+        await stack.stop();
       }
-      const retried = answers.filter((a) => a.tries > 1).length;
-      t.log(`${answers.length} adds through 3 kills, each applied once; ${retried} asked again after a kill`);
-      t.true(retried > 0, 'the kills landed while adds were in flight');
-      t.regex(stack.server.output(), /worker \d exited \(SIGKILL\), starting it again/);
-    } finally {
-      await stack.stop();
-    }
-  },
-);
+    },
+  );
 
 function isAlive(pid: number): boolean {
   try {
@@ -122,34 +127,29 @@ function isAlive(pid: number): boolean {
   }
 }
 
-test.serial('calls that wait while their partition moves between workers are answered', async (t) => {
-  // Started and used at once: the first worker up takes every partition and hands half of them
-  // to the second within a round, while these calls wait (each attach about a second). A wait
-  // set up as its partition left was never answered (neither here nor by the next owner).
-  const stack = await startStack('redis-workers', { serviceFile: 'context.mjs' });
-  try {
-    const call = (path: string, json: unknown) =>
-      stack.ingress.post(`restate/${path}`, { json, timeout: { request: 20_000 } });
-    const answers = await Promise.all(
-      Array.from({ length: 30 }, async (_, i) => {
-        await new Promise((r) => setTimeout(r, i * 20));
-        const sent = await call('send/Callee/slow', { tag: `moving-${i}`, sleepMs: 1000 });
-        const id = (JSON.parse(sent.body) as { invocationId: string }).invocationId;
-        const attached = await call('call/Attacher/attach', id);
-        return `${attached.statusCode} ${attached.body}`;
-      }),
-    );
-    t.deepEqual(
-      answers,
-      answers.map((_, i) => `200 {"value":"slow moving-${i}"}`),
-    );
-  } finally {
-    await stack.stop();
-  }
-});
-
-test('workers need the Redis store: on the embedded store the start is refused with one line', async (t) => {
-  const { code, output } = await runToExit({ REDSTATE_WORKERS: '2', REDSTATE_DATA_DIR: '/nonexistent/never-made' });
-  t.is(code, 2);
-  t.regex(output, /--workers 2 needs the Redis store \(REDSTATE_REDIS_URL\): the embedded store is one process's/);
-});
+for (const kind of KINDS)
+  test.serial(`${kind}: calls that wait while their partition moves between workers are answered`, async (t) => {
+    // Started and used at once: the first worker up takes every partition and hands half of them
+    // to the second within a round, while these calls wait (each attach about a second). A wait
+    // set up as its partition left was never answered (neither here nor by the next owner).
+    const stack = await startStack(kind, { serviceFile: 'context.mjs' });
+    try {
+      const call = (path: string, json: unknown) =>
+        stack.ingress.post(`restate/${path}`, { json, timeout: { request: 20_000 } });
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, async (_, i) => {
+          await new Promise((r) => setTimeout(r, i * 20));
+          const sent = await call('send/Callee/slow', { tag: `moving-${i}`, sleepMs: 1000 });
+          const id = (JSON.parse(sent.body) as { invocationId: string }).invocationId;
+          const attached = await call('call/Attacher/attach', id);
+          return `${attached.statusCode} ${attached.body}`;
+        }),
+      );
+      t.deepEqual(
+        answers,
+        answers.map((_, i) => `200 {"value":"slow moving-${i}"}`),
+      );
+    } finally {
+      await stack.stop();
+    }
+  });

@@ -16,11 +16,18 @@ import { startNodes } from './nodes.js';
  * `redis-cluster`: three masters (redis-cluster.ts); `redis-sentinel`: a primary, a replica,
  * three Sentinels (redis-sentinel.ts); `redis-2nodes` and `redis-cluster-2nodes`: two server
  * processes over one redis-server or a Redis Cluster, the test's requests to either in turn
- * (nodes.ts); `redis-workers`: one server with two workers (`--workers 2`, src/workers.ts) over
- * one redis-server.
+ * (nodes.ts); `redis-workers` and `embedded-workers`: one server with two workers (`--workers 2`,
+ * src/workers.ts) over one redis-server or the embedded store's files.
  */
 export type StoreKind =
-  'embedded' | 'redis' | 'redis-cluster' | 'redis-sentinel' | 'redis-2nodes' | 'redis-cluster-2nodes' | 'redis-workers';
+  | 'embedded'
+  | 'redis'
+  | 'redis-cluster'
+  | 'redis-sentinel'
+  | 'redis-2nodes'
+  | 'redis-cluster-2nodes'
+  | 'redis-workers'
+  | 'embedded-workers';
 const allKinds: StoreKind[] = [
   'embedded',
   'redis',
@@ -29,6 +36,7 @@ const allKinds: StoreKind[] = [
   'redis-2nodes',
   'redis-cluster-2nodes',
   'redis-workers',
+  'embedded-workers',
 ];
 
 const chosenKinds = process.env['REDSTATE_TEST_STORES'];
@@ -50,7 +58,8 @@ export const nodeKinds: StoreKind[] = storeKindsOf(chosenKinds, ['embedded', 're
 export const isMultiNode = (kind: StoreKind): boolean => kind.endsWith('-2nodes');
 
 /** The store's `backend` (metrics label, `StoreInfo.backend`): a Redis Cluster is the Redis backend. */
-export const backendOf = (kind: StoreKind): 'embedded' | 'redis' => (kind === 'embedded' ? 'embedded' : 'redis');
+export const backendOf = (kind: StoreKind): 'embedded' | 'redis' =>
+  kind.startsWith('embedded') ? 'embedded' : 'redis';
 
 function storeKindsOf(list: string | undefined, otherwise: StoreKind[]): StoreKind[] {
   if (list === undefined || list.trim() === '') return otherwise;
@@ -140,7 +149,7 @@ export async function startStack(store: StoreKind, opts: StackOptions = {}): Pro
   });
   // Two nodes: registered through the first, then used through both in turn.
   const nodes = isMultiNode(store) ? await startNodes(redisUrl!, opts.env) : undefined;
-  const env = store === 'redis-workers' ? { REDSTATE_WORKERS: '2', ...opts.env } : opts.env;
+  const env = store.endsWith('-workers') ? { REDSTATE_WORKERS: '2', ...opts.env } : opts.env;
   const server = nodes?.server ?? (await startRedstate({ ...(redisUrl ? { redisUrl } : {}), ...(env ? { env } : {}) }));
   const registered = await client(server.admin).post('deployments', {
     json: { uri: service.url, ...(opts.http1 ? { use_http_11: true } : {}) },

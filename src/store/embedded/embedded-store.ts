@@ -21,6 +21,8 @@
  *   originals   (table, SHA-256 of a key)  -> the key's unhashed encoding, for keys with a
  *                                             hashed part (./tuple.ts: object and state keys
  *                                             longer than LMDB's key limit)
+ *   coordination                           -> leases and nodes of workers sharing the files
+ *                                             (./coordination.ts)
  *
  * An invocation's keys sort side by side (./plan.ts `invocationKey` says why).
  */
@@ -40,6 +42,7 @@ import {
   sortedUtf8,
 } from '../codec.js';
 import {
+  Fenced,
   HISTORY_LIMIT,
   TransitionConflict,
   type HistoryEntry,
@@ -51,6 +54,8 @@ import {
   type Transition,
 } from '../types.js';
 import { storeMetrics } from '../../telemetry/metrics.js';
+import { Tenure } from '../tenure.js';
+import { EmbeddedCoordination } from './coordination.js';
 import { upgradeLayout, LAYOUT_TABLES_BEFORE } from './layout.js';
 import {
   invocationKey,
@@ -76,18 +81,37 @@ interface PendingWrite {
   reject: (err: unknown) => void;
 }
 
+export interface EmbeddedStoreOptions {
+  /**
+   * Other processes write the same files (workers, src/workers.ts): the store coordinates with
+   * them through leases (`coordination`), fences its commits by them, and reads what they
+   * committed up to the moment of each read.
+   */
+  shared?: boolean;
+}
+
 export class EmbeddedStore implements Store {
   private pending: PendingWrite[] = [];
   private readonly positions = new Positions();
   private readonly metrics = storeMetrics('embedded');
+  private readonly tenure = new Tenure();
+  readonly coordination: EmbeddedCoordination | undefined;
 
   private constructor(
     private readonly root: RootDatabase,
     private readonly db: Tables,
     readonly info: StoreInfo,
-  ) {}
+    shared: boolean,
+  ) {
+    this.coordination = shared
+      ? new EmbeddedCoordination(
+          { table: db.coordination, write: (change) => this.write(change), read: (read) => (this.fresh(), read()) },
+          this.tenure,
+        )
+      : undefined;
+  }
 
-  static async open(dir: string): Promise<EmbeddedStore> {
+  static async open(dir: string, opts: EmbeddedStoreOptions = {}): Promise<EmbeddedStore> {
     const path = resolve(dir);
     await mkdir(path, { recursive: true });
     // Defaults keep every commit durable: no noSync / noMetaSync / useWritemap. noSubdir is
@@ -96,7 +120,7 @@ export class EmbeddedStore implements Store {
     const db = {} as Tables;
     for (const name of TABLES)
       db[name] = root.openDB<Buffer, Buffer>({ name, encoding: 'binary', keyEncoding: 'binary' });
-    const store = new EmbeddedStore(root, db, { backend: 'embedded', location: path, warnings: [] });
+    const store = new EmbeddedStore(root, db, { backend: 'embedded', location: path, warnings: [] }, !!opts.shared);
     upgradeLayout(root, path, {
       db,
       put: (table, key, value) => store.put(table, key, value),
@@ -112,7 +136,18 @@ export class EmbeddedStore implements Store {
     checkTransition(t);
     // Built now, not when the write runs: the caller may reuse its objects.
     const plan = planTransition(t);
-    return this.write(() => this.apply(t, plan));
+    if (!this.coordination) return this.write(() => this.apply(t, plan, undefined));
+    // Refused here, without a transaction, when this worker does not hold the partition now.
+    const epoch = this.tenure.epochFor(t.partition);
+    return this.tenure.track(
+      t.partition,
+      this.write(() => this.apply(t, plan, epoch)),
+    );
+  }
+
+  /** Another process may have committed since this one's read snapshot began: begin a new one. */
+  private fresh(): void {
+    if (this.coordination) this.root.resetReadTxn();
   }
 
   /**
@@ -128,9 +163,13 @@ export class EmbeddedStore implements Store {
    * either way, and on two cores the SDK and the load use the time this thread waits.
    * A write that throws a TransitionConflict has written nothing (see `apply`) and fails alone.
    */
-  private write(writes: () => void): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.pending.push({ writes, since: performance.now(), resolve, reject });
+  private write<T>(change: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let result: T;
+      const writes = () => {
+        result = change();
+      };
+      this.pending.push({ writes, since: performance.now(), resolve: () => resolve(result), reject });
       if (this.pending.length === 1) setImmediate(() => this.flushPending());
     });
   }
@@ -138,14 +177,14 @@ export class EmbeddedStore implements Store {
   private flushPending(): void {
     const batch = this.pending;
     this.pending = [];
-    const conflicts = new Map<PendingWrite, TransitionConflict>();
+    const conflicts = new Map<PendingWrite, TransitionConflict | Fenced>();
     try {
       this.root.transactionSync(() => {
         for (const w of batch) {
           try {
             w.writes();
           } catch (err) {
-            if (!(err instanceof TransitionConflict)) throw err;
+            if (!(err instanceof TransitionConflict || err instanceof Fenced)) throw err;
             conflicts.set(w, err);
           }
         }
@@ -168,12 +207,18 @@ export class EmbeddedStore implements Store {
   }
 
   /**
-   * Checks every append and record expectation before writing anything, so that a conflicting
-   * commit writes nothing: as in the Redis script, a deleted journal counts as empty and
-   * appends to one journal follow each other.
+   * Checks the fencing epoch (`epoch`: the one this worker holds the partition at; undefined:
+   * unfenced), every append and every record expectation before writing anything, so that a
+   * refused commit writes nothing: as in the Redis script, a deleted journal counts as empty
+   * and appends to one journal follow each other.
    */
-  private apply(t: Transition, plan: Plan): void {
+  private apply(t: Transition, plan: Plan, epoch: number | undefined): void {
     const p = t.partition;
+    if (epoch !== undefined) {
+      const current = this.coordination!.epochOf(p);
+      if (current !== epoch) throw this.tenure.refusedByStore(p, epoch, current);
+      this.positions.writtenAt(p, epoch);
+    }
     const lengths = new Map<string, number>(plan.deletes.map((d) => [d.id, 0]));
     plan.appends.forEach((append, i) => {
       const length = lengths.get(append.id) ?? this.journalLengthIn(p, append.id, append.range);
@@ -293,6 +338,7 @@ export class EmbeddedStore implements Store {
   async ping(): Promise<void> {}
 
   async loadInvocation(partition: number, id: string): Promise<unknown | undefined> {
+    this.fresh();
     const json = this.db.invocations.get(invocationKey.snapshot(partition, id).key);
     return json === undefined ? undefined : decodeJson(json);
   }
@@ -302,6 +348,7 @@ export class EmbeddedStore implements Store {
    * one positioned read per invocation.
    */
   async listInvocations(partition: number): Promise<string[]> {
+    this.fresh();
     const ids: string[] = [];
     const { end, start: first } = partitionRange(partition);
     let start = first;
@@ -322,10 +369,12 @@ export class EmbeddedStore implements Store {
   }
 
   async activeInvocations(partition: number): Promise<string[]> {
+    this.fresh();
     return this.keysIn('active', partitionRange(partition), 1);
   }
 
   async readJournal(partition: number, id: string, from = 0): Promise<JournalEntry[]> {
+    this.fresh();
     checkJournalIndex(from);
     const { end } = invocationKey.journalRange(partition, id);
     return [...this.db.invocations.getRange({ start: invocationKey.journal(partition, id, from).key, end })].map(
@@ -334,16 +383,19 @@ export class EmbeddedStore implements Store {
   }
 
   async journalLength(partition: number, id: string): Promise<number> {
+    this.fresh();
     return this.lengthOf(invocationKey.journalRange(partition, id));
   }
 
   async readHistory(partition: number, id: string): Promise<HistoryEntry[]> {
+    this.fresh();
     return [...this.db.invocations.getRange(invocationKey.historyRange(partition, id))].map(
       ({ value }) => decodeJson(value) as HistoryEntry,
     );
   }
 
   async readState(partition: number, service: string, key: string): Promise<Map<string, Uint8Array>> {
+    this.fresh();
     const state = new Map<string, Uint8Array>();
     for (const entry of this.db.state.getRange(partitionRange(partition, service, key))) {
       state.set(this.partsOf('state', entry.key)[3] as string, bytesOf(entry.value));
@@ -357,11 +409,13 @@ export class EmbeddedStore implements Store {
     key: string,
     stateKey: string,
   ): Promise<Uint8Array | undefined> {
+    this.fresh();
     const value = this.db.state.get(partitionKey(partition, service, key, stateKey));
     return value === undefined ? undefined : bytesOf(value);
   }
 
   async dueTimers(partition: number, upTo: number, limit: number): Promise<Timer[]> {
+    this.fresh();
     if (limit <= 0 || Number.isNaN(upTo)) return [];
     const { start } = partitionRange(partition);
     const { end } = partitionRange(partition, upTo);
@@ -369,10 +423,12 @@ export class EmbeddedStore implements Store {
   }
 
   async nextTimer(partition: number): Promise<Timer | undefined> {
+    this.fresh();
     return [...this.db.timers.getKeys({ ...partitionRange(partition), limit: 1 })].map((key) => this.timerOf(key))[0];
   }
 
   async outbox(partition: number): Promise<OutboxMessage[]> {
+    this.fresh();
     return [...this.db.outbox.getRange(partitionRange(partition))].map(({ key, value }) => ({
       id: this.partsOf('outbox', key)[1] as string,
       body: decodeJson(value),
@@ -380,22 +436,27 @@ export class EmbeddedStore implements Store {
   }
 
   async getRecord(partition: number, kind: string, key: string): Promise<unknown | undefined> {
+    this.fresh();
     const json = this.db.records.get(partitionKey(partition, kind, key));
     return json === undefined ? undefined : decodeJson(json);
   }
 
   async listRecords(partition: number, kind: string): Promise<string[]> {
+    this.fresh();
     return this.keysIn('records', partitionRange(partition, kind), 2);
   }
 
   async loadRegistry(): Promise<unknown | undefined> {
+    this.fresh();
     const json = this.db.meta.get(tupleKey('registry'));
     return json === undefined ? undefined : decodeJson(json);
   }
 
   async saveRegistry(doc: unknown): Promise<void> {
     const json = Buffer.from(encodeJson(doc, 'registry'));
-    await this.write(() => this.db.meta.putSync(tupleKey('registry'), json));
+    await this.write(() => {
+      this.db.meta.putSync(tupleKey('registry'), json);
+    });
   }
 
   async close(): Promise<void> {

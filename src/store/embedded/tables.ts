@@ -13,6 +13,7 @@ export const TABLES = [
   'records',
   'meta',
   'originals',
+  'coordination',
 ] as const;
 export type TableName = (typeof TABLES)[number];
 export type Tables = Record<TableName, Table>;
