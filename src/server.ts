@@ -148,7 +148,6 @@ export async function startServer(config: Config, log: Logger, worker?: number):
   if (worker === undefined && !config.redisUrl) await awaitWorkersGone(config.dataDir);
   if (config.tracingEndpoint) await startTracing(config.tracingEndpoint);
   startProcessMetrics();
-  const idleRelease = startIdleRelease();
   const tokens = loadTokens(config);
   const signer = config.requestIdentityPrivateKeyPemFile
     ? RequestSigner.fromPemFile(config.requestIdentityPrivateKeyPemFile)
@@ -160,6 +159,7 @@ export async function startServer(config: Config, log: Logger, worker?: number):
   // Reads of a key's state settle the writes an attempt holds back for it a moment.
   const held = new HeldWrites();
   const store = held.reading(observed);
+  const idleRelease = startIdleRelease({ mappedFiles: store.info.mappedFiles ?? [] });
   const storeFields = { store: store.info.backend, location: store.info.location };
   log.info(storeFields, `store: ${store.info.backend} at ${store.info.location}`);
   for (const w of store.info.warnings) log.warn(storeFields, w);

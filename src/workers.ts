@@ -84,6 +84,9 @@ export async function awaitWorkersGone(dataDir: string): Promise<void> {
  */
 export function exitWithPrimary(): void {
   process.on('disconnect', () => process.exit(1));
+  // node:cluster's own messages to the primary (the acknowledgement of a connection handed
+  // over) fail on a channel already closed with an 'error' event, before 'disconnect' comes.
+  cluster.worker?.on('error', () => process.exit(1));
 }
 
 /** In a worker: tells the primary it serves (a primary gone meanwhile is `exitWithPrimary`'s). */

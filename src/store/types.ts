@@ -260,6 +260,8 @@ export interface StoreInfo {
   location: string;
   /** One line each, for settings under which acknowledged work could be lost or evicted. */
   warnings: string[];
+  /** Files the store maps read-only into this process (LMDB's data file), whose resident pages idle-release.ts may drop. */
+  mappedFiles?: string[];
 }
 
 export interface Store {

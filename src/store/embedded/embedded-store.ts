@@ -27,8 +27,8 @@
  * An invocation's keys sort side by side (./plan.ts `invocationKey` says why).
  */
 import { createHash } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { mkdir, realpath } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import {
   bytesOf,
@@ -120,7 +120,13 @@ export class EmbeddedStore implements Store {
     const db = {} as Tables;
     for (const name of TABLES)
       db[name] = root.openDB<Buffer, Buffer>({ name, encoding: 'binary', keyEncoding: 'binary' });
-    const store = new EmbeddedStore(root, db, { backend: 'embedded', location: path, warnings: [] }, !!opts.shared);
+    const info = {
+      backend: 'embedded' as const,
+      location: path,
+      warnings: [],
+      mappedFiles: [join(await realpath(path), 'data.mdb')],
+    };
+    const store = new EmbeddedStore(root, db, info, !!opts.shared);
     upgradeLayout(root, path, {
       db,
       put: (table, key, value) => store.put(table, key, value),
