@@ -27,7 +27,7 @@ const n = Number(args.n);
 const sleepMs = Number(args['sleep-ms']);
 if (!args['no-build'])
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
-const { startStack, sqlRows } = await import('../dist/test/support/stack.js');
+const { startStack } = await import('../dist/test/support/stack.js');
 const { scrape } = await import('../dist/test/support/prometheus.js');
 const { memory } = await import('./bench-resources.mjs');
 
@@ -49,8 +49,8 @@ async function settledMemory(pid, maxMs) {
   for (;;) {
     const m = memory(pid);
     readings.push(m.anonKiB + m.fileKiB);
-    const last = readings.slice(-4);
-    if ((last.length === 4 && Math.max(...last) - Math.min(...last) < 1024) || Date.now() > deadline) return m;
+    const last = readings.slice(-11);
+    if ((last.length === 11 && Math.max(...last) - Math.min(...last) < 1024) || Date.now() > deadline) return m;
     await sleep(1000);
   }
 }
@@ -78,15 +78,17 @@ try {
     }),
   );
   const sentAfter = performance.now() - sendStart;
+  // From the metrics, not /query: a query would load DuckDB, whose memory is no invocation's.
   const suspended = async () => {
-    const rows = await sqlRows(stack.admin, 'SELECT status, count(*) AS n FROM sys_invocation GROUP BY status');
-    return Number(rows.find((r) => r.status === 'suspended')?.n ?? 0);
+    const { scrape: m } = await scrape(`${stack.server.node}/metrics`);
+    return m.value('redstate_invocations', { status: 'suspended' });
   };
   await until('every invocation suspended', async () => (await suspended()) >= n, sleepMs - sentAfter);
   const allSuspendedAfter = performance.now() - sendStart;
-  // What they hold while they sleep, not the garbage of sending them (src/idle-release.ts):
-  // read once the RSS has settled (the same for 3 s), 30 s at most.
-  const loaded = await settledMemory(stack.server.pid(), 30_000);
+  // What they hold while they sleep, not the garbage of sending them, which the server gives
+  // back once idle (src/idle-release.ts): read once the RSS has settled (the same for 10 s), a
+  // minute at most.
+  const loaded = await settledMemory(stack.server.pid(), 60_000);
   const loadedHeap = await heap();
 
   await stack.server.kill();

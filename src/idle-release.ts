@@ -21,9 +21,9 @@
  * scenarios on the embedded store: 595 MiB, 120 MiB once they are dropped, 115 MiB idle).
  *
  * It runs when the loop is idle and the RSS is past a margin above the lowest RSS seen idle.
- * One that leaves the RSS above that margin (on Node 20 the pages go a second later; or the live
- * memory really is that big) is tried again on an idle check 2 s later, then 4, 8... up to a
- * minute: a server that holds that much is collected at most once a minute while idle.
+ * One that leaves the RSS above that margin is tried again on an idle check 2 s later; if it
+ * gave back less than the margin too (the live memory really is that big), 4 s later, then 8...
+ * up to a minute: a server that holds that much is collected at most once a minute while idle.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -122,7 +122,10 @@ export function startIdleRelease(opts: IdleReleaseOptions = {}): IdleRelease {
     (native ??= nativeRelease(opts.mappedFiles ?? []))();
     const after = process.memoryUsage.rss();
     floor = Math.min(floor, after);
-    backoff = after <= floor + GROWTH_BYTES ? FIRST_RETRY_MS : Math.min(2 * backoff, LAST_RETRY_MS);
+    // One that gave much back is worth again soon: right after a burst, what its last work
+    // held is freed over the next seconds.
+    const worth = after <= floor + GROWTH_BYTES || rss - after >= GROWTH_BYTES;
+    backoff = worth ? FIRST_RETRY_MS : Math.min(2 * backoff, LAST_RETRY_MS);
     nextAt = performance.now() + backoff;
   }, CHECK_EVERY_MS);
   timer.unref();
