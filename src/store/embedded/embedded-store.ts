@@ -167,7 +167,7 @@ export class EmbeddedStore implements Store {
    * free while the disk syncs) was slower too: S1a-S3 did 8-20% fewer calls per second, with
    * 20% more server CPU per call and 40 MiB more RSS. The fsync stays on every call's path
    * either way, and on two cores the SDK and the load use the time this thread waits.
-   * A write that throws a TransitionConflict has written nothing (see `apply`) and fails alone.
+   * A write that throws a TransitionConflict or Fenced has written nothing (see `apply`) and fails alone.
    */
   private write<T>(change: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
