@@ -7,6 +7,8 @@
 //   medians over all their rounds: the machine's speed drifts over minutes, and alternating
 //   spreads that drift over both sides.
 //   BENCH_CPU_PROF=<dir> also writes a CPU profile of redstate (node --cpu-prof) into <dir>.
+//   After the comparison: where each scenario stands against the goal (with the reference of
+//   this run), and redstate's CPU per operation against its budget (bench-goals.mjs).
 //   --n-sleep N --sleep-ms MS --n-send N --n-delayed N --duration S pass through to the harness.
 //
 // What the server costs is counted with the store it needs: with --store redis, redis-server runs
@@ -20,6 +22,7 @@
 // The bench folder is copied to a temp dir (shared/ is read-only) and installed there once.
 import { execFileSync, spawn } from 'node:child_process';
 import { PartSampler, printSplit, splitRuns } from './bench-resources.mjs';
+import { printCpuBudget, printGoals } from './bench-goals.mjs';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -194,5 +197,9 @@ if (alternate > 1) {
   ref = skipRef ? path.join(WORK, 'ref.json') : await runReference();
   ours = await runOurs();
 }
-printSplit(JSON.parse(fs.readFileSync(ours, 'utf8')), store);
+const ourResult = JSON.parse(fs.readFileSync(ours, 'utf8'));
+printSplit(ourResult, store);
 if (fs.existsSync(ref)) sh('node', ['compare.mjs', ref, ours], { cwd: WORK });
+// The goal only against a reference of this session: ratios of different runs mean nothing here.
+if (!skipRef) printGoals(JSON.parse(fs.readFileSync(ref, 'utf8')), ourResult);
+printCpuBudget(ourResult, store);
