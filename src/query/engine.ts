@@ -60,14 +60,34 @@ function createTable(schema: string, table: TableDef): string {
   return `CREATE TABLE ${CATALOG}.${schema}.${quote(table.name)} (${cols.join(', ')})`;
 }
 
+/**
+ * DuckDB keeps the memory of the tables its queries filled while its instance lives, rolled
+ * back or not: after five queries over 20,000 invocations the server's anonymous RSS stayed
+ * 57–67 MiB above what it was before (`malloc_trim` gives none of it back). An instance
+ * closed once queries stop for this long gives it back (8–12 MiB above); the next query opens
+ * one again, in 40–70 ms.
+ */
+const IDLE_CLOSE_MS = 30_000;
+
 export class QueryEngine {
   private opened: Promise<Opened> | undefined;
   private readonly limits: QueryLimits;
   private readonly turns: Turns;
+  private inFlight = 0;
+  private idle: NodeJS.Timeout | undefined;
 
-  constructor(limits: Partial<QueryLimits> = {}) {
+  /** `idleCloseMs`: how long after the last query the DuckDB instance is closed. */
+  constructor(
+    limits: Partial<QueryLimits> = {},
+    private readonly idleCloseMs = IDLE_CLOSE_MS,
+  ) {
     this.limits = { ...DEFAULT_LIMITS, ...limits };
     this.turns = new Turns(this.limits.concurrent);
+  }
+
+  /** Whether a DuckDB instance is open (or opening). */
+  get isOpen(): boolean {
+    return this.opened !== undefined;
   }
 
   /**
@@ -76,11 +96,17 @@ export class QueryEngine {
    */
   async query(sql: string, source: RowSource): Promise<ResultSet> {
     const deadline = Date.now() + this.limits.timeoutMs;
-    const release = await this.turns.take(this.limits.timeoutMs);
+    clearTimeout(this.idle);
+    this.inFlight++;
     try {
-      return await this.run(sql, source, deadline);
+      const release = await this.turns.take(this.limits.timeoutMs);
+      try {
+        return await this.run(sql, source, deadline);
+      } finally {
+        release();
+      }
     } finally {
-      release();
+      if (--this.inFlight === 0) this.idle = setTimeout(() => void this.close(), this.idleCloseMs).unref();
     }
   }
 
@@ -149,6 +175,7 @@ export class QueryEngine {
   }
 
   async close(): Promise<void> {
+    clearTimeout(this.idle);
     const opened = this.opened;
     this.opened = undefined;
     if (opened) (await opened.catch(() => undefined))?.instance.closeSync();

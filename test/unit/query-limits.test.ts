@@ -141,3 +141,26 @@ test('a query interrupted while its result streams is an error, never a partial 
     await engine.close();
   }
 });
+
+test('an engine idle past its close gives DuckDB up; the next queries, even overlapping a close, open it again', async (t) => {
+  const engine = new QueryEngine({}, 30);
+  try {
+    const one = async () => Number((await engine.query('SELECT 41 + 1 AS n', async () => [])).columns[0]!.values[0]);
+    t.is(await one(), 42);
+    t.true(engine.isOpen);
+    await new Promise((r) => setTimeout(r, 100));
+    t.false(engine.isOpen, 'closed once idle');
+    t.is(await one(), 42);
+    const answers: unknown[] = [];
+    for (let i = 0; i < 10; i++) {
+      answers.push(...(await Promise.all([one(), one()])));
+      await new Promise((r) => setTimeout(r, i * 7));
+    }
+    t.deepEqual(
+      answers,
+      Array.from({ length: 20 }, () => 42),
+    );
+  } finally {
+    await engine.close();
+  }
+});
