@@ -4,9 +4,9 @@
  * node of the cluster over the store (src/cluster/): the Redis store, or the embedded store's
  * files, which the workers share (store/embedded/coordination.ts). A worker owns a share of the
  * partitions through leases and forwards what belongs to another worker over the node port, as
- * nodes on different machines do. The ingress and admin ports are shared through node:cluster (the
- * primary accepts the connections and hands them to the workers in turn); each worker's node
- * port is its own.
+ * nodes on different machines do. The ingress and admin ports are shared through node:cluster
+ * (the primary accepts the connections and hands them to the workers in turn); each worker's
+ * node port is its own.
  *
  * Durability holds as with separate nodes: a commit is fenced by its partition's lease epoch,
  * and each worker keeps its node id in its own data dir (`worker-<i>`), locked while it lives,

@@ -69,6 +69,11 @@ export function compareUtf8(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
+/** The order `Coordination.heartbeat` answers its live nodes in, on both backends. */
+export function byNodeId(a: { nodeId: string }, b: { nodeId: string }): number {
+  return a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : 0;
+}
+
 export function sortedUtf8(ids: Iterable<string>): string[] {
   return [...ids].sort(compareUtf8);
 }

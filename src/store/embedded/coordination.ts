@@ -4,7 +4,7 @@
  * registry the Redis store keeps in lua/lease.lua and lua/nodes.lua, kept in the table
  * `coordination` and changed in the store's write transactions. LMDB serializes write
  * transactions across processes (its lock file's mutex), so a read-then-write here is atomic
- * as a Lua script is in Redis, and the epoch check of a commit (`checkEpoch`) runs in the very
+ * as a Lua script is in Redis, and the epoch check of a commit (`epochOf`) runs in the very
  * transaction that writes it. Expiry uses this machine's clock, which every worker shares.
  *
  *   ('partitions')         -> the partition count, fixed once
@@ -12,6 +12,7 @@
  *   ('epoch', p)           -> fencing epoch: raised by every acquisition, never lowered
  *   ('node', id)           -> {info, expiresAt}     a live node and how to reach it
  */
+import { byNodeId, decodeJson, encodeJson } from '../codec.js';
 import type { Tenure } from '../tenure.js';
 import type { Coordination, LeaseInfo, NodeInfo } from '../types.js';
 import type { Table } from './tables.js';
@@ -42,9 +43,9 @@ const leaseKey = (p: number) => tupleKey('lease', p);
 const epochKey = (p: number) => tupleKey('epoch', p);
 const nodeKey = (id: string) => tupleKey('node', id);
 
-const json = (value: unknown) => Buffer.from(JSON.stringify(value));
+const json = (value: unknown) => Buffer.from(encodeJson(value, 'coordination record'));
 const parse = <T>(stored: Buffer | undefined): T | undefined =>
-  stored === undefined ? undefined : (JSON.parse(stored.toString('utf8')) as T);
+  stored === undefined ? undefined : (decodeJson(stored) as T);
 
 export class EmbeddedCoordination implements Coordination {
   constructor(
@@ -72,7 +73,7 @@ export class EmbeddedCoordination implements Coordination {
         if (entry.expiresAt <= now) this.table.removeSync(key);
         else live.push({ ...entry.info, nodeId: entry.nodeId, seenAt: now });
       }
-      return live.sort((a, b) => (a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : 0));
+      return live.sort(byNodeId);
     });
   }
 

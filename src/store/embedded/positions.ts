@@ -3,8 +3,9 @@
  * appended to lately, so that an append does not open an LMDB cursor to find where it goes
  * (two reverse cursor reads per commit; lmdb-js sets up an iterator and renews a cursor for
  * each). The store is the only writer of its partitions (alone, or as the holder of their
- * leases among workers sharing the files), so what it wrote last is what a cursor would find. Only a new invocation's history is still read with a cursor: no single key
- * tells whether a history is empty, as its oldest entries are trimmed.
+ * leases among workers sharing the files), so what it wrote last is what a cursor would find.
+ * Only a new invocation's history is still read with a cursor: no single key tells whether a
+ * history is empty, as its oldest entries are trimmed.
  *
  * Filled from the files at an invocation's first append after the store opened, changed only
  * by write transactions that commit: a transaction's changes are staged and kept, or dropped

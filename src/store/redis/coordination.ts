@@ -4,6 +4,7 @@
  * Redis Cluster. The partitions this node holds, and their fencing epochs, are the store's
  * `Tenure` (../tenure.ts), which its commits consult.
  */
+import { byNodeId } from '../codec.js';
 import type { RedisClient } from './connect.js';
 import type { Tenure } from '../tenure.js';
 import { StoreUnavailable, type Coordination, type LeaseInfo, type NodeInfo } from '../types.js';
@@ -45,7 +46,7 @@ export class RedisCoordination implements Coordination {
       const info = JSON.parse(String(reply[i + 1])) as Omit<NodeInfo, 'nodeId'>;
       nodes.push({ ...info, nodeId: String(reply[i]), seenAt: now });
     }
-    return nodes.sort((a, b) => (a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : 0));
+    return nodes.sort(byNodeId);
   }
 
   async leave(nodeId: string): Promise<void> {
