@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -99,6 +100,18 @@ test('a string that would take a key past the LMDB limit is hashed; shorter keys
   t.true(Buffer.compare(long.key, start) > 0 && Buffer.compare(long.key, end) < 0);
   t.notDeepEqual(storedKey(0, 'Obj', 'k'.repeat(5000) + 'x').key, long.key);
   t.false(hasHashedPart(tupleKey(3, 0x0303, '\u0003')));
+});
+
+test('keys keep their bytes on disk: the encoding of stores written by earlier versions', (t) => {
+  // Written by the encoder of 0.1 (a buffer per part, concatenated); the single-pass one must agree.
+  t.is(tupleKey(17, 'inv_1abc', 0).toString('hex'), '15c03100000000000002696e765f3161626300158000000000000000');
+  t.is(tupleKey(-1.5, '\u00e9\u0000x', 0x0303).toString('hex'), '154007ffffffffffff02c3a900ff780015c088180000000000');
+  const hashed = storedKey(0, 'Obj', 'k'.repeat(1900), 'f');
+  const digest = (b: Buffer) => createHash('sha256').update(b).digest('hex').slice(0, 16);
+  t.is(hashed.key.length, 50);
+  t.is(digest(hashed.key), '567cb2e1c1512a71');
+  t.is(digest(hashed.original!), '195cda8e46969481');
+  t.throws(() => tupleKey(Number.NaN), { instanceOf: RangeError });
 });
 
 test('removing hashed keys leaves no originals behind', async (t) => {
