@@ -291,11 +291,10 @@ export class InvocationActor {
     // failed commit discards this whole actor anyway.
     for (const e of entries) this.journal.push(e);
     const { snapshot, effects, changed, steps } = this.wakeIfSatisfied(advanced);
+    // What the store holds now: steps taken in memory since (`applyStoredElsewhere`) are stored with this commit.
+    const storedSnapshot = this.stored ? (this.unstored?.from ?? this.snapshot) : undefined;
     // In the same commit as the steps it records (design.md, "Visualisation").
-    const history = historyEntries(this.stored ? (this.unstored?.from ?? this.snapshot) : undefined, [
-      ...(this.unstored?.steps ?? []),
-      ...steps,
-    ]);
+    const history = historyEntries(storedSnapshot, [...(this.unstored?.steps ?? []), ...steps]);
     const tx: Transition = {
       ...transitionOf({
         id: this.id,
@@ -311,7 +310,7 @@ export class InvocationActor {
       // A forgotten invocation leaves no history behind either.
       ...(history.length > 0 && !step.forget ? { history: [{ id: this.id, entries: history }] } : {}),
     };
-    const from = this.stored ? this.snapshot.value : undefined;
+    const from = storedSnapshot?.value;
     const next = effects.some((e) => e.type === 'startAttempt')
       ? this.ports.newAttempt(this, snapshot.context)
       : undefined;
