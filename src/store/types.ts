@@ -18,7 +18,6 @@ export interface JournalEntry {
   appendedAt?: number;
 }
 
-/** A durable timer: delivered to the runtime when `dueAt` (epoch ms) has passed. */
 /** Names a durable timer. */
 export interface TimerRef {
   /** Unique within its partition; the runtime encodes what the timer is for in it (src/model/timers.ts). */
@@ -30,6 +29,7 @@ export interface TimerRef {
   owner?: string;
 }
 
+/** A durable timer: delivered to the runtime when `dueAt` (epoch ms) has passed. */
 export interface Timer extends TimerRef {
   dueAt: number;
 }
