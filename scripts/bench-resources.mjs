@@ -153,6 +153,8 @@ export function printSplit(result, store) {
   console.log(['id'.padEnd(4), ...cols.map(([h]) => h.padStart(9))].join(' '));
   for (const [id, m] of Object.entries(result.medians)) {
     if (m.serverCpuMsPerOp == null) continue;
-    console.log([id.padEnd(4), ...cols.map(([, k]) => (m[k] == null ? '-' : String(m[k])).padStart(9))].join(' '));
+    // Medians of an even number of runs are means of two: rounded, not printed to 17 digits.
+    const cell = (v) => (v == null ? '-' : String(Math.round(v * 1000) / 1000));
+    console.log([id.padEnd(4), ...cols.map(([, k]) => cell(m[k]).padStart(9))].join(' '));
   }
 }
