@@ -151,10 +151,10 @@ export function printSplit(result, store) {
     `\nredstate (${store} store): the server's CPU (ms/op) and peak RSS (MiB) by part; srv = the sum the comparison uses`,
   );
   console.log(['id'.padEnd(4), ...cols.map(([h]) => h.padStart(9))].join(' '));
+  // Medians of an even number of runs are means of two: rounded, not printed to 17 digits.
+  const cell = (v) => (v == null ? '-' : String(Math.round(v * 1000) / 1000));
   for (const [id, m] of Object.entries(result.medians)) {
     if (m.serverCpuMsPerOp == null) continue;
-    // Medians of an even number of runs are means of two: rounded, not printed to 17 digits.
-    const cell = (v) => (v == null ? '-' : String(Math.round(v * 1000) / 1000));
     console.log([id.padEnd(4), ...cols.map(([, k]) => cell(m[k]).padStart(9))].join(' '));
   }
 }

@@ -53,17 +53,18 @@ export class HashedPart {
  * (Node 22, the same keys).
  */
 export function storedKey(...parts: KeyPart[]): StoredKey {
+  // Per part, the bytes it takes unhashed, or HASHED_PART: a string that would end past
+  // HASH_FROM given the (hashed or not) parts before it.
+  const sizes = parts.map(encodedSize);
   let length = 0;
-  let hashed = false;
-  for (const part of parts) {
-    const size = encodedSize(part);
-    if (typeof part === 'string' && length + size > HASH_FROM) {
-      hashed = true;
+  sizes.forEach((size, i) => {
+    if (typeof parts[i] === 'string' && length + size > HASH_FROM) {
+      sizes[i] = HASHED_PART;
       length += 1 + DIGEST_BYTES;
     } else {
       length += size;
     }
-  }
+  });
   if (length > MAX_KEY_BYTES) {
     throw new RangeError(
       `key too long for the embedded store (${length} > ${MAX_KEY_BYTES} bytes): ${JSON.stringify(parts).slice(0, 200)}`,
@@ -71,21 +72,23 @@ export function storedKey(...parts: KeyPart[]): StoredKey {
   }
   const key = Buffer.allocUnsafe(length);
   let at = 0;
-  for (const part of parts) {
-    // The same choice as in the first pass: `at` is the length so far there.
-    if (typeof part === 'string' && at + encodedSize(part) > HASH_FROM) {
+  parts.forEach((part, i) => {
+    if (sizes[i] === HASHED_PART) {
       key[at] = HASHED;
       createHash('sha256')
-        .update(part, 'utf8')
+        .update(part as string, 'utf8') // only strings are hashed
         .digest()
         .copy(key, at + 1);
       at += 1 + DIGEST_BYTES;
     } else {
       at = writePart(key, at, part);
     }
-  }
-  return hashed ? { key, original: Buffer.concat(parts.map(encodePart)) } : { key };
+  });
+  return sizes.includes(HASHED_PART) ? { key, original: Buffer.concat(parts.map(encodePart)) } : { key };
 }
+
+/** In `storedKey`'s sizes: the part is written as its digest. */
+const HASHED_PART = -1;
 
 /** The bytes `part` takes unhashed. U+0000 is the only character whose UTF-8 holds a 0x00 byte. */
 function encodedSize(part: KeyPart): number {
