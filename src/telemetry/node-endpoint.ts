@@ -34,10 +34,13 @@ const H2_PREFACE = Buffer.from('PRI * HTTP/2.0');
  * An HTTP/1.1 server that hands h2c connections to an HTTP/2 server of the same handler. Its
  * `closeIdleConnections` / `closeAllConnections` (what a graceful stop calls) cover the h2c
  * sessions too: GOAWAY, so the streams in flight finish and the peer opens its next session
- * elsewhere; then destroyed.
+ * elsewhere; then destroyed. And the connections whose protocol is not known yet, which belong
+ * to neither server: left open, they kept `close()` from ever completing.
  */
 class NodeEndpoint extends http.Server {
   private readonly sessions = new Set<http2.ServerHttp2Session>();
+  /** Accepted, but their first bytes have not named a protocol yet. */
+  private readonly undecided = new Set<Socket>();
 
   constructor(h2Options: http2.SessionOptions, handle: (req: NodeRequest, res: NodeResponse) => void) {
     super(handle);
@@ -50,6 +53,10 @@ class NodeEndpoint extends http.Server {
     this.removeAllListeners('connection');
     this.on('connection', (socket: Socket) => {
       let head = Buffer.alloc(0);
+      this.undecided.add(socket);
+      // The server is half-open (as node:http's are): a peer that leaves before naming its
+      // protocol would otherwise leave this end open, with nobody to close it.
+      const left = () => socket.destroy();
       const sniff = () => {
         for (let chunk: Buffer | null; (chunk = socket.read() as Buffer | null) !== null;)
           head = Buffer.concat([head, chunk]);
@@ -58,21 +65,32 @@ class NodeEndpoint extends http.Server {
         // A prefix of the preface so far (or nothing): which protocol is not known yet.
         if (h2c && n < H2_PREFACE.length) return;
         socket.off('readable', sniff);
+        socket.off('end', left);
+        this.undecided.delete(socket);
         socket.unshift(head);
         if (h2c) h2.emit('connection', socket);
         else for (const listener of http1) listener.call(this, socket);
       };
       socket.on('readable', sniff);
+      socket.on('end', left);
+      socket.on('close', () => this.undecided.delete(socket));
     });
+  }
+
+  /** No request of theirs is in flight: they are idle as much as they are anything. */
+  private closeUndecided(): void {
+    for (const socket of this.undecided) socket.destroy();
   }
 
   override closeIdleConnections(): void {
     super.closeIdleConnections();
+    this.closeUndecided();
     for (const session of this.sessions) session.close();
   }
 
   override closeAllConnections(): void {
     super.closeAllConnections();
+    this.closeUndecided();
     for (const session of this.sessions) session.destroy();
   }
 }

@@ -36,13 +36,18 @@ function workerPids(primary: number): number[] {
   return out.split('\n').filter(Boolean).map(Number);
 }
 
+/** Long past every restart here: an add still unanswered then waits on a key left locked. */
+const ANSWER_WITHIN_MS = 60_000;
+
 /**
  * One add per op, retried with its idempotency key until it is answered: an add whose answer
  * was lost to a kill is answered from the store when asked again, never applied twice.
  */
 async function addUntilAnswered(stack: Stack, op: number): Promise<{ key: number; value: number; tries: number }> {
   const key = op % KEYS;
-  for (let tries = 1; ; tries++) {
+  const deadline = Date.now() + ANSWER_WITHIN_MS;
+  let last = '';
+  for (let tries = 1; Date.now() < deadline; tries++) {
     try {
       const res = await stack.ingress.post(`restate/call/Counter/w${key}/add`, {
         json: 1,
@@ -50,11 +55,14 @@ async function addUntilAnswered(stack: Stack, op: number): Promise<{ key: number
         timeout: { request: 20_000 },
       });
       if (res.statusCode === 200) return { key, value: Number(res.body), tries };
-    } catch {
+      last = `${res.statusCode} ${res.body}`;
+    } catch (err) {
       // The connection went with a killed process: ask again.
+      last = String(err);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+  throw new Error(`add ${op} on w${key} unanswered for ${ANSWER_WITHIN_MS / 1000} s (last: ${last})`);
 }
 
 for (const kind of KINDS)

@@ -47,7 +47,10 @@ function messageOf(stream: string, [rawId, fields]: RawEntry): SourceMessage {
 }
 
 export class RedisStreamSource implements MessageSource {
+  /** Reads (`XREADGROUP`, `XAUTOCLAIM`) and the group's creation. */
   private readonly redis: RedisClient;
+  /** Acknowledgements and the lag, never behind a blocked read. */
+  private readonly control: RedisClient;
   private groupReady = false;
   /** Reading this consumer's own pending entries (at start and after a failure) before new ones. */
   private backlog = true;
@@ -56,23 +59,33 @@ export class RedisStreamSource implements MessageSource {
   private closed = false;
 
   constructor(private readonly opts: RedisStreamOptions) {
-    // Its own connection: XREADGROUP BLOCK holds it. Commands fail rather than queue while
-    // Redis is away, so the consumer's backoff, not an unbounded queue, waits the outage out.
-    //
-    // A command in flight when the connection breaks fails at once and is never sent again
-    // (maxRetriesPerRequest 0, no resend): Redis may have run it and lost only its reply. For
-    // `XREADGROUP … >` that means entries went into this consumer's pending list unseen; a
-    // resent read would hand out the entries after them, and the lost ones would come later,
-    // out of key order (the store's restart in test/e2e/subscriptions-redis.test.ts). Failing
-    // instead makes the consumer rewind and read its pending entries first.
-    this.redis = createRedisClient(opts.url, {
-      ...opts.redis,
+    this.redis = this.connection();
+    // XREADGROUP BLOCK holds `redis` for up to BLOCK_MS: acknowledgements and the lag queued
+    // behind it, and a lag asked with a one-second timeout was answered "unknown".
+    this.control = this.connection();
+  }
+
+  /**
+   * Commands fail rather than queue while Redis is away, so the consumer's backoff, not an
+   * unbounded queue, waits the outage out.
+   *
+   * A command in flight when the connection breaks fails at once and is never sent again
+   * (maxRetriesPerRequest 0, no resend): Redis may have run it and lost only its reply. For
+   * `XREADGROUP … >` that means entries went into this consumer's pending list unseen; a
+   * resent read would hand out the entries after them, and the lost ones would come later,
+   * out of key order (the store's restart in test/e2e/subscriptions-redis.test.ts). Failing
+   * instead makes the consumer rewind and read its pending entries first.
+   */
+  private connection(): RedisClient {
+    const redis = createRedisClient(this.opts.url, {
+      ...this.opts.redis,
       lazyConnect: true,
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
       enableOfflineQueue: true,
     });
-    this.redis.on('error', () => undefined);
+    redis.on('error', () => undefined);
+    return redis;
   }
 
   async next(): Promise<SourceMessage[]> {
@@ -103,7 +116,7 @@ export class RedisStreamSource implements MessageSource {
   }
 
   async ack(messages: SourceMessage[]): Promise<void> {
-    await this.redis.xack(this.opts.stream, this.opts.group, ...messages.map((m) => m.position));
+    await this.control.xack(this.opts.stream, this.opts.group, ...messages.map((m) => m.position));
   }
 
   rewind(): void {
@@ -113,7 +126,7 @@ export class RedisStreamSource implements MessageSource {
 
   /** Entries not yet handed to the group (XINFO's `lag`) plus those handed out and not acknowledged. */
   async lag(): Promise<number | undefined> {
-    const groups = (await this.redis.xinfo('GROUPS', this.opts.stream)) as unknown[][];
+    const groups = (await this.control.xinfo('GROUPS', this.opts.stream)) as unknown[][];
     for (const g of groups) {
       const info = new Map<string, unknown>();
       for (let i = 0; i + 1 < g.length; i += 2) info.set(String(g[i]), g[i + 1]);
@@ -127,6 +140,7 @@ export class RedisStreamSource implements MessageSource {
   async close(): Promise<void> {
     this.closed = true;
     this.redis.disconnect();
+    this.control.disconnect();
   }
 
   private async read(from: '0' | '>', block: boolean): Promise<SourceMessage[]> {
