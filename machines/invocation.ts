@@ -11,7 +11,7 @@
  * scheduled, running, suspended, backingOff (`backing-off`), paused, completed.
  */
 import { assign, setup, type SnapshotFrom } from 'xstate';
-import { Stepper } from './stepper.js';
+import { FlatStepper } from './stepper.js';
 
 export interface RetryPolicy {
   /** Delay before the first retry (ms). */
@@ -421,7 +421,7 @@ export const invocationMachine = setup({
 });
 
 /** How the runtime steps this machine (./stepper.ts). */
-export const invocationSteps = new Stepper(invocationMachine, {
+export const invocationSteps = new FlatStepper(invocationMachine, {
   id: 'sample',
   target: { service: 'sample', handler: 'sample', serviceTy: 'Service' },
   invokedBy: 'ingress',

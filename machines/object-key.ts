@@ -7,7 +7,7 @@
  * here. Pure: granting is an effect (`grant`) the runtime performs after the commit.
  */
 import { assign, setup } from 'xstate';
-import { Stepper } from './stepper.js';
+import { FlatStepper } from './stepper.js';
 
 export interface ObjectKeyContext {
   service: string;
@@ -91,4 +91,4 @@ export const objectKeyMachine = setup({
 });
 
 /** How the runtime steps this machine (./stepper.ts). */
-export const objectKeySteps = new Stepper(objectKeyMachine, { service: 'sample', key: 'sample' });
+export const objectKeySteps = new FlatStepper(objectKeyMachine, { service: 'sample', key: 'sample' });

@@ -2,8 +2,17 @@
  * The runtime's Stepper must be XState's `initialTransition` / `transition` without their
  * per-call actor: the same snapshots and the same actions, step after step.
  */
-import test from 'ava';
-import { initialTransition, transition, type AnyStateMachine, type EventFromLogic, type InputFrom } from 'xstate';
+import test, { type ExecutionContext } from 'ava';
+import {
+  assign,
+  initialTransition,
+  raise,
+  setup,
+  transition,
+  type AnyStateMachine,
+  type EventFromLogic,
+  type InputFrom,
+} from 'xstate';
 import {
   invocationMachine,
   invocationSteps,
@@ -12,7 +21,7 @@ import {
 } from '../../machines/invocation.js';
 import { objectKeyMachine, objectKeySteps, type ObjectKeyEvent } from '../../machines/object-key.js';
 import { attemptMachine, attemptSteps, type AttemptEvent } from '../../machines/attempt.js';
-import type { MemoStepper, Stepper } from '../../machines/stepper.js';
+import { FlatStepper, type Steps } from '../../machines/stepper.js';
 
 type Seen = { value: unknown; status: string; context: unknown; actions: Array<{ type: string; params: unknown }> };
 
@@ -42,7 +51,7 @@ function walk<M extends AnyStateMachine>(
 
 function same<M extends AnyStateMachine>(
   machine: M,
-  stepper: Stepper<M> | MemoStepper<M>,
+  stepper: Steps<M>,
   input: InputFrom<M>,
   events: Array<EventFromLogic<M>>,
 ) {
@@ -155,4 +164,194 @@ test('attempt machine, remembered steps: the same as XState on first use and on 
       t.deepEqual(ours, reference);
     }
   }
+});
+
+/** A small seeded generator, so that a failing walk can be walked again. */
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(s ^ (s >>> 15), 1 | s);
+    x ^= x + Math.imul(x ^ (x >>> 7), 61 | x);
+    return ((x ^ (x >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+function randomInvocationInput(rnd: () => number): InvocationInput {
+  const pick = <T>(...xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const flag = () => rnd() < 0.5;
+  return {
+    id: 'inv_walk',
+    target: { service: 'S', handler: 'h', serviceTy: pick('Service', 'VirtualObject', 'Workflow') },
+    invokedBy: 'ingress',
+    retryPolicy: {
+      initialInterval: pick(0, 50),
+      exponentiationFactor: pick(1, 2),
+      maxAttempts: pick(null, 1, 2, 3),
+      maxInterval: 1000,
+      onMaxAttempts: pick('Pause', 'Kill'),
+    },
+    ...(flag() ? { exclusive: true } : {}),
+    ...(flag() ? { lockHeld: true } : {}),
+    ...(flag() ? { gated: true } : {}),
+    ...(flag() ? { slotHeld: true } : {}),
+    ...(flag() ? { completionRetention: 60_000 } : {}),
+    ...(flag() ? { executeAt: pick(500, 5000) } : {}),
+    now: 1000,
+  };
+}
+
+function randomInvocationEvent(rnd: () => number, now: number): InvocationEvent {
+  const pick = <T>(...xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  switch (pick(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)) {
+    case 0:
+      return { type: 'timerDue', now };
+    case 1:
+      return { type: 'lockGranted', now };
+    case 2:
+      return { type: 'slotGranted', now };
+    case 3:
+      return { type: 'suspend', awaiting: { completions: [1], signals: [], namedSignals: ['n'] }, now };
+    case 4:
+      return { type: 'wake', now };
+    case 5:
+      return {
+        type: 'attemptFailed',
+        failure: {
+          code: 500,
+          message: 'boom',
+          ...(rnd() < 0.3 ? { nextRetryDelay: 7 } : {}),
+          ...(rnd() < 0.3 ? { behavior: pick('retry' as const, 'pause' as const, 'fail' as const) } : {}),
+          ...(rnd() < 0.3 ? { metadata: [{ key: 'k', value: 'v' }], stacktrace: 'at x' } : {}),
+        },
+        now,
+      };
+    case 6:
+      return {
+        type: 'complete',
+        completion: rnd() < 0.5 ? { ok: 'e30=' } : { failure: { code: 1, message: 'no' } },
+        now,
+      };
+    case 7:
+      return { type: 'pinDeployment', deploymentId: 'dp_x', now };
+    case 8:
+      return { type: 'kill', failure: { code: 409, message: 'killed' }, now };
+    case 9:
+      return { type: 'pause', now };
+    default:
+      return { type: 'resume', now };
+  }
+}
+
+type Snap = {
+  value: unknown;
+  status: string;
+  output: unknown;
+  error: unknown;
+  context: unknown;
+  tags: Set<string>;
+  hasTag(tag: string): boolean;
+};
+
+const view = (s: unknown, actions: unknown[]) => {
+  const snap = s as Snap;
+  return {
+    value: snap.value,
+    status: snap.status,
+    output: snap.output,
+    error: snap.error,
+    context: snap.context,
+    tags: [...snap.tags].sort(),
+    actions: (actions as Seen['actions']).map((a) => ({ type: a.type, params: a.params })),
+  };
+};
+
+/**
+ * Random walks stepped by XState and by `fast` side by side: every step must give the same
+ * snapshot (value, status, output, context, tags) and actions, and a new snapshot exactly when
+ * XState makes one. Returns the states the walks reached.
+ */
+function sameOnRandomWalks<M extends AnyStateMachine>(
+  t: ExecutionContext,
+  machine: M,
+  fast: FlatStepper<M>,
+  inputOf: (rnd: () => number) => InputFrom<M>,
+  eventOf: (rnd: () => number, now: number) => EventFromLogic<M>,
+  walks: number,
+): Set<string> {
+  const reached = new Set<string>();
+  for (let walk = 0; walk < walks; walk++) {
+    const rnd = random(walk + 1);
+    const input = inputOf(rnd);
+    let [ref, refActions] = initialTransition(machine, input) as [unknown, unknown[]];
+    let [ours, ourActions] = fast.initial(input) as [unknown, unknown[]];
+    t.deepEqual(view(ours, ourActions), view(ref, refActions), `walk ${walk}, initial`);
+    for (let i = 0; i < 12; i++) {
+      const event = eventOf(rnd, 2000 + i);
+      const [nextRef, nextRefActions] = transition(machine, ref as never, event) as [unknown, unknown[]];
+      const [nextOurs, nextOurActions] = fast.next(ours as never, event) as [unknown, unknown[]];
+      const expected = view(nextRef, nextRefActions);
+      const got = view(nextOurs, nextOurActions);
+      // deepEqual only on a difference: 36,000 of them would take most of the test's time.
+      if (JSON.stringify(got) !== JSON.stringify(expected) || (nextOurs === ours) !== (nextRef === ref)) {
+        t.deepEqual(got, expected, `walk ${walk}, step ${i} (${event.type})`);
+        t.is(
+          nextOurs === ours,
+          nextRef === ref,
+          `walk ${walk}, step ${i}: a new snapshot exactly when XState makes one`,
+        );
+        return reached;
+      }
+      [ref, refActions, ours, ourActions] = [nextRef, nextRefActions, nextOurs, nextOurActions];
+      reached.add(String((ours as Snap).value));
+    }
+  }
+  return reached;
+}
+
+test('invocation machine, FlatStepper: every step of 3,000 random walks is XState’s', (t) => {
+  const reached = sameOnRandomWalks(
+    t,
+    invocationMachine,
+    invocationSteps,
+    randomInvocationInput,
+    randomInvocationEvent,
+    3000,
+  );
+  t.deepEqual([...reached].sort(), [
+    'backingOff',
+    'completed',
+    'paused',
+    'pending',
+    'running',
+    'scheduled',
+    'suspended',
+  ]);
+});
+
+test('object-key machine, FlatStepper: every step of 1,000 random walks is XState’s', (t) => {
+  const ids = ['a', 'b', 'c'];
+  const reached = sameOnRandomWalks(
+    t,
+    objectKeyMachine,
+    objectKeySteps,
+    () => ({ service: 'S', key: 'k' }),
+    (rnd): ObjectKeyEvent => ({
+      type: rnd() < 0.5 ? 'acquire' : 'release',
+      invocationId: ids[Math.floor(rnd() * ids.length)]!,
+    }),
+    1000,
+  );
+  t.deepEqual([...reached].sort(), ['free', 'locked']);
+});
+
+test('FlatStepper refuses a machine it would not step as XState does', (t) => {
+  const nested = setup({}).createMachine({ initial: 'a', states: { a: { initial: 'b', states: { b: {} } } } });
+  t.throws(() => new FlatStepper(nested, undefined as never), { message: /compound state \(a\)/ });
+  const exits = setup({}).createMachine({ initial: 'a', states: { a: { exit: assign({}) } } });
+  t.throws(() => new FlatStepper(exits, undefined as never), { message: /exit actions/ });
+  const delayed = setup({}).createMachine({ initial: 'a', states: { a: { after: { 10: 'b' } }, b: {} } });
+  t.throws(() => new FlatStepper(delayed, undefined as never), { message: /invoke, after or onDone/ });
+  const raising = setup({}).createMachine({ initial: 'a', states: { a: { entry: raise({ type: 'x' }) } } });
+  t.throws(() => new FlatStepper(raising, undefined as never), { message: /built-in action other than assign/ });
 });
