@@ -7,12 +7,25 @@ import { randomBytes } from '../random.js';
 
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
-export function ulid(now: number = Date.now()): string {
-  let time = '';
-  for (let t = now, i = 0; i < 10; i++, t = Math.floor(t / 32)) time = ALPHABET[t % 32]! + time;
-  let bits = 0n;
-  for (const byte of randomBytes(10)) bits = (bits << 8n) | BigInt(byte);
-  let random = '';
-  for (let i = 0; i < 16; i++, bits >>= 5n) random = ALPHABET[Number(bits & 31n)]! + random;
-  return time + random;
+/**
+ * `random`: the 10 random bytes (a parameter for tests). The 80 bits are two 40-bit halves of
+ * 8 characters each, so plain numbers hold them exactly (BigInt arithmetic over all 80 took
+ * ~6 µs per send).
+ */
+export function ulid(now: number = Date.now(), random: Uint8Array = randomBytes(10)): string {
+  return base32(now, 10) + base32(fortyBits(random, 0), 8) + base32(fortyBits(random, 5), 8);
+}
+
+function fortyBits(bytes: Uint8Array, at: number): number {
+  return (
+    bytes[at]! * 2 ** 32 +
+    (((bytes[at + 1]! << 24) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 8) | bytes[at + 4]!) >>> 0)
+  );
+}
+
+/** `value` in `digits` characters, most significant first. */
+function base32(value: number, digits: number): string {
+  let out = '';
+  for (let i = 0, v = value; i < digits; i++, v = Math.floor(v / 32)) out = ALPHABET[v % 32]! + out;
+  return out;
 }

@@ -4,7 +4,7 @@
  * Like Restate, the u64 key space is cut into equal ranges, so the partition of a key depends
  * only on the (fixed) partition count.
  */
-import { parseInvocationId, partitionKeyOf } from '../protocol/ids.js';
+import { partitionKeyHalvesOf, partitionKeyOf } from '../protocol/ids.js';
 import { randomBytes } from '../random.js';
 
 export function partitionOf(partitionKey: bigint, partitions: number): number {
@@ -29,9 +29,15 @@ export function partitionOfTarget(target: { key: string; scope?: string | undefi
   return partitionOf(targetPartitionKey(target)!, partitions);
 }
 
-/** The partition an invocation id names. */
+/**
+ * The partition an invocation id names: `partitionOf` of its key, computed on the key's 32-bit
+ * halves. floor(key * n / 2^64) = floor((hi * n + floor(lo * n / 2^32)) / 2^32), and every
+ * product stays below 2^53 for n < 2^21 partitions, so it is exact.
+ */
 export function partitionOfId(id: string, partitions: number): number {
-  return partitionOf(parseInvocationId(id).partitionKey, partitions);
+  const [hi, lo] = partitionKeyHalvesOf(id);
+  if (partitions >= 2 ** 21) return partitionOf((BigInt(hi) << 32n) | BigInt(lo), partitions);
+  return Math.floor((hi * partitions + Math.floor((lo * partitions) / 2 ** 32)) / 2 ** 32);
 }
 
 /** A random partition key of `partition`: the keys k with floor(k * partitions / 2^64) = partition. */

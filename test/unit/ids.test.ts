@@ -1,4 +1,5 @@
 import test from 'ava';
+import { partitionOf, partitionOfId } from '../../src/model/partitioning.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
@@ -284,4 +285,27 @@ test('subscription and virtual queue ids: the reasons restate-server 1.7.12 give
   for (const [s, reason] of queues) throwsIdError(t, () => checkVqueueIdForm(s), reason, s);
   t.notThrows(() => checkVqueueIdForm(`vq_1${'0'.repeat(33)}`));
   t.notThrows(() => checkVqueueIdForm('vq_15XrKI6E8WY65oc96raHL64V3Bk03Ao6MS'));
+});
+
+test('partitionOfId places an id as partitionOf places its key, and refuses what parseInvocationId refuses', (t) => {
+  const max = 2n ** 64n - 1n;
+  const keys = [0n, 1n, max, max - 1n, 2n ** 32n - 1n, 2n ** 32n, 2n ** 63n];
+  let seed = 7n;
+  for (let i = 0; i < 500; i++) keys.push((seed = (seed * 6364136223846793005n + 1442695040888963407n) & max));
+  for (const partitions of [1, 3, 24, 1000, 65_535, 2 ** 21 - 1, 2 ** 21, 2 ** 22]) {
+    // The first key of each of a few partitions, and the one before it: the edges of the ranges.
+    const n = BigInt(partitions);
+    const edges = [1n, n / 2n, n - 1n].flatMap((p) => {
+      const first = (p * 2n ** 64n + n - 1n) / n;
+      return [first, first - 1n];
+    });
+    for (const key of [...keys, ...edges.filter((k) => k >= 0n && k <= max)]) {
+      const id = invocationIdToString({ partitionKey: key, uuid: new Uint8Array(16).fill(7) });
+      t.is(partitionOfId(id, partitions), partitionOf(key, partitions), `key ${key}, ${partitions} partitions`);
+    }
+  }
+  for (const bad of ['', 'not-an-id', 'inv_123', 'dp_1abc', 'inv_1' + '!'.repeat(33), 'inv_2' + '0'.repeat(33)]) {
+    const expected = t.throws(() => parseInvocationId(bad), { instanceOf: IdError });
+    t.throws(() => partitionOfId(bad, 24), { instanceOf: IdError, message: expected.message });
+  }
 });
