@@ -199,29 +199,29 @@ export class FlatStepper<M extends AnyStateMachine> implements Steps<M> {
         : (contextOf as Context | undefined);
     const collected: unknown[] = [];
     const first = this.root.initial!.target[0]!;
-    let context = this.run(first.entry, Object.assign({}, made), event, collected);
-    let leaf = first;
-    [leaf, context] = this.settle(leaf, context, event, collected);
+    const entered = this.run(first.entry, Object.assign({}, made), event, collected);
+    const [leaf, context] = this.settle(first, entered, event, collected);
     return [this.snapshotOf(leaf, context), collected as Step<M>[1]];
   }
 
   next(snapshot: SnapshotFrom<M>, event: EventFromLogic<M>): Step<M> {
-    const current = snapshot as unknown as { value: string; context: Context; status: string };
+    const current = snapshot as unknown as { value: string; context: Context };
     const from = this.root.states[current.value]!;
     const taken = this.select(from, event, current.context) ?? this.select(this.root, event, current.context);
     if (taken === undefined) return [snapshot, []];
     const collected: unknown[] = [];
-    let [leaf, context] = this.take(taken, from, current.context, event, collected);
-    [leaf, context] = this.settle(leaf, context, event, collected);
+    const [leaf, context] = this.settle(...this.take(taken, from, current.context, event, collected), event, collected);
     if (leaf === from && context === current.context) return [snapshot, collected as Step<M>[1]];
     return [this.snapshotOf(leaf, context), collected as Step<M>[1]];
   }
 
-  /** Eventless transitions, while one is enabled and changes something (XState's macrostep). */
+  /**
+   * Eventless transitions, while one is enabled and changes something (XState's macrostep).
+   * Only the leaf's: the root has none (`check`).
+   */
   private settle(leaf: FlatNode, context: Context, event: Event, collected: unknown[]): [FlatNode, Context] {
     while (leaf.type !== 'final') {
-      const enabled =
-        this.firstEnabled(leaf.always, event, context) ?? this.firstEnabled(this.root.always, event, context);
+      const enabled = this.firstEnabled(leaf.always, event, context);
       if (enabled === undefined) break;
       const [next, nextContext] = this.take(enabled, leaf, context, event, collected);
       if (next === leaf && nextContext === context) break;
@@ -246,11 +246,7 @@ export class FlatStepper<M extends AnyStateMachine> implements Steps<M> {
 
   private passes(guard: unknown, event: Event, context: Context): boolean {
     if (guard === undefined) return true;
-    const inline = typeof guard === 'function';
-    const named = guard as string | { type: string; params?: unknown };
-    const check = inline ? (guard as Implementation) : this.guards[typeof named === 'string' ? named : named.type]!;
-    const params = inline || typeof named === 'string' ? undefined : paramsOf(named, context, event);
-    return Boolean(check({ context, event }, params));
+    return Boolean(implementationOf(this.guards, guard)!({ context, event }, paramsOf(guard, context, event)));
   }
 
   /** One microstep: the leaf it ends in and the context its actions leave. */
@@ -262,26 +258,21 @@ export class FlatStepper<M extends AnyStateMachine> implements Steps<M> {
     collected: unknown[],
   ): [FlatNode, Context] {
     const target = t.target?.[0];
+    const afterActions = this.run(t.actions, context, event, collected);
     // XState's transition domain: a transition that targets its own source without `reenter`
     // leaves and enters nothing; a targetless one neither.
-    if (target === undefined || (target === t.source && !t.reenter))
-      return [leaf, this.run(t.actions, context, event, collected)];
-    const afterActions = this.run(t.actions, context, event, collected);
+    if (target === undefined || (target === t.source && !t.reenter)) return [leaf, afterActions];
     return [target, this.run(target.entry, afterActions, event, collected)];
   }
 
   /** The actions in order: `assign` changes the context the next ones see; the others are collected. */
   private run(actions: readonly unknown[], context: Context, event: Event, collected: unknown[]): Context {
     for (const action of actions) {
-      const inline = typeof action === 'function';
-      const named = action as string | { type: string; params?: unknown };
-      const resolved = inline
-        ? (action as Implementation)
-        : this.actions[typeof named === 'string' ? named : named.type];
+      const resolved = implementationOf(this.actions, action);
       const info = { context, event, self: this.self, system: this.system };
-      const params = inline || typeof named === 'string' ? undefined : paramsOf(named, context, event);
+      const params = paramsOf(action, context, event);
       if (resolved === undefined || !('resolve' in resolved)) {
-        const type = inline ? resolved!.name || '(anonymous)' : typeof named === 'string' ? named : named.type;
+        const type = typeof action === 'function' ? resolved!.name || '(anonymous)' : nameOf(action);
         collected.push({ type, info, params, exec: resolved });
         continue;
       }
@@ -349,27 +340,33 @@ export class FlatStepper<M extends AnyStateMachine> implements Steps<M> {
 
   private checkGuard(guard: unknown, refuse: (what: string) => never): void {
     if (guard === undefined) return;
-    const resolved =
-      typeof guard === 'function'
-        ? (guard as Implementation)
-        : this.guards[typeof guard === 'string' ? guard : (guard as { type: string }).type];
+    const resolved = implementationOf(this.guards, guard);
     if (typeof resolved !== 'function' || 'check' in resolved) refuse('has a built-in or unknown guard');
   }
 
   private checkActions(actions: readonly unknown[], refuse: (what: string) => never): void {
     for (const action of actions) {
-      const resolved =
-        typeof action === 'function'
-          ? (action as Implementation)
-          : this.actions[typeof action === 'string' ? action : (action as { type: string }).type];
+      const resolved = implementationOf(this.actions, action);
       if (resolved !== undefined && 'resolve' in resolved && resolved.type !== ASSIGN)
         refuse(`has a built-in action other than assign (${resolved.type})`);
     }
   }
 }
 
-function paramsOf(named: { params?: unknown }, context: Context, event: Event): unknown {
-  if (!('params' in named)) return undefined;
+/** A guard or action as a machine names it: inline, by name, or `{ type, params }`. */
+type Reference = Implementation | string | { type: string; params?: unknown };
+
+const nameOf = (ref: unknown): string => (typeof ref === 'string' ? ref : (ref as { type: string }).type);
+
+/** What `ref` runs: itself when inline, else the machine's implementation of its name. */
+function implementationOf(table: Record<string, Implementation>, ref: unknown): Implementation | undefined {
+  return typeof ref === 'function' ? (ref as Implementation) : table[nameOf(ref)];
+}
+
+/** Its params, as XState resolves them: only a `{ type, params }` reference has any. */
+function paramsOf(ref: unknown, context: Context, event: Event): unknown {
+  const named = ref as Reference;
+  if (typeof named !== 'object' || !('params' in named)) return undefined;
   return typeof named.params === 'function'
     ? (named.params as (a: unknown) => unknown)({ context, event })
     : named.params;

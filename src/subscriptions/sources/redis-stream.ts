@@ -116,7 +116,11 @@ export class RedisStreamSource implements MessageSource {
   }
 
   async ack(messages: SourceMessage[]): Promise<void> {
-    await this.control.xack(this.opts.stream, this.opts.group, ...messages.map((m) => m.position));
+    await this.acknowledge(messages.map((m) => m.position));
+  }
+
+  private async acknowledge(ids: string[]): Promise<void> {
+    await this.control.xack(this.opts.stream, this.opts.group, ...ids);
   }
 
   rewind(): void {
@@ -168,7 +172,7 @@ export class RedisStreamSource implements MessageSource {
   /** Entries deleted from the stream while pending come back without fields: acknowledged, so they leave the pending list. */
   private async dropDeleted(entries: RawEntry[]): Promise<RawEntry[]> {
     const deleted = entries.filter((e) => e[1] === null).map((e) => e[0].toString());
-    if (deleted.length > 0) await this.redis.xack(this.opts.stream, this.opts.group, ...deleted);
+    if (deleted.length > 0) await this.acknowledge(deleted);
     return entries.filter((e) => e[1] !== null);
   }
 
