@@ -4,9 +4,9 @@
  * node of the cluster over the store (src/cluster/): the Redis store, or the embedded store's
  * files, which the workers share (store/embedded/coordination.ts). A worker owns a share of the
  * partitions through leases and forwards what belongs to another worker over the node port, as
- * nodes on different machines do. The ingress and admin ports are shared through node:cluster
- * (the primary accepts the connections and hands them to the workers in turn); each worker's
- * node port is its own.
+ * nodes on different machines do. The ingress and admin ports are shared through node:cluster,
+ * each worker accepting on the same listening sockets (not through the primary: see
+ * `runPrimary`); each worker's node port is its own.
  *
  * Durability holds as with separate nodes: a commit is fenced by its partition's lease epoch,
  * and each worker keeps its node id in its own data dir (`worker-<i>`), locked while it lives,
@@ -65,7 +65,8 @@ export function workerDir(config: Config, index: number): string {
 /**
  * Resolves once no worker of an earlier primary lives on `dataDir` (their locks are free): a
  * worker exits as soon as its primary is gone, but until it has, it may still commit to the
- * embedded store's files, which a server alone there writes unfenced.
+ * embedded store's files, which a server alone there writes unfenced, and it holds the shared
+ * listening sockets.
  */
 export async function awaitWorkersGone(dataDir: string): Promise<void> {
   let names: string[];
@@ -128,6 +129,9 @@ export async function runPrimary(config: Config, log: Logger): Promise<void> {
   const startedAt = performance.now();
   // One primary per data dir; each worker locks its own sub-directory.
   const dataDir = await claimDataDir(config.dataDir, config.nodeId);
+  // An earlier primary's workers (it was killed) hold the shared listening sockets until they
+  // exit: the ports can be listened on again only then.
+  await awaitWorkersGone(config.dataDir);
   if (!config.redisUrl) await prepareSharedFiles(config.dataDir);
   const live = new Map<number, Worker>();
   // The ports each worker serves on, from its first readiness message on.
@@ -174,6 +178,11 @@ export async function runPrimary(config: Config, log: Logger): Promise<void> {
     await Promise.all(exits);
   };
 
+  // Each worker accepts on the shared listening sockets itself. With node:cluster's default
+  // (the primary accepts and hands each connection over), a worker killed before the primary
+  // heard that it took a connection leaves the primary's copy of that socket open for good:
+  // its client waits until its own timeout (one request per worker killed, measured).
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
   for (let i = 0; i < config.workers; i++) fork(i);
   try {
     await started;

@@ -6,9 +6,13 @@
  * applied exactly once (each key's answers are 1..n, none twice, none missing), and no key
  * stays locked (one more add on each answers at once).
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { execFileSync } from 'node:child_process';
-import { startStack, type Stack, type StoreKind } from '../support/stack.js';
+import got from 'got';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { projectRoot } from '../../src/project-root.js';
+import { sqlRows, startStack, type Stack, type StoreKind } from '../support/stack.js';
 import { waitFor } from '../support/wait.js';
 
 const KINDS: StoreKind[] = ['redis-workers', 'embedded-workers'];
@@ -45,9 +49,14 @@ const ANSWER_WITHIN_MS = 60_000;
  */
 async function addUntilAnswered(stack: Stack, op: number): Promise<{ key: number; value: number; tries: number }> {
   const key = op % KEYS;
-  const deadline = Date.now() + ANSWER_WITHIN_MS;
+  const started = Date.now();
+  const deadline = started + ANSWER_WITHIN_MS;
+  // Each try's start (ms into the op) and how it ended: what a failure shows.
+  const history: string[] = [];
   let last = '';
   for (let tries = 1; Date.now() < deadline; tries++) {
+    if (last) history.push(last);
+    last = `+${Date.now() - started} ms: `;
     try {
       const res = await stack.ingress.post(`restate/call/Counter/w${key}/add`, {
         json: 1,
@@ -55,14 +64,17 @@ async function addUntilAnswered(stack: Stack, op: number): Promise<{ key: number
         timeout: { request: 20_000 },
       });
       if (res.statusCode === 200) return { key, value: Number(res.body), tries };
-      last = `${res.statusCode} ${res.body}`;
+      last += `${res.statusCode} ${res.body}`;
     } catch (err) {
       // The connection went with a killed process: ask again.
-      last = String(err);
+      last += String(err);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`add ${op} on w${key} unanswered for ${ANSWER_WITHIN_MS / 1000} s (last: ${last})`);
+  history.push(last);
+  throw new Error(
+    `add ${op} on w${key} unanswered for ${ANSWER_WITHIN_MS / 1000} s (started ${new Date(started).toISOString()}):\n${history.join('\n')}`,
+  );
 }
 
 for (const kind of KINDS)
@@ -100,7 +112,10 @@ for (const kind of KINDS)
           await stack.redis.restart({ kill: true });
         }
 
-        const answers = await Promise.all(ops);
+        const answers = await Promise.all(ops).catch(async (err: unknown) => {
+          await logWhatWaits(t, stack, kind, err);
+          throw err;
+        });
         for (let key = 0; key < KEYS; key++) {
           const values = answers
             .filter((a) => a.key === key)
@@ -125,6 +140,56 @@ for (const kind of KINDS)
       }
     },
   );
+
+/**
+ * After an add went unanswered: what still waits in the store, the add itself, who holds each
+ * key, each worker's gauges, and the server's output (written to test-output/), to tell a key
+ * left locked from a lost wait or a lost connection.
+ */
+async function logWhatWaits(t: ExecutionContext, stack: Stack, kind: StoreKind, err: unknown): Promise<void> {
+  const open = await sqlRows(
+    stack.admin,
+    "SELECT target, status, count(*) AS n, min(idempotency_key) AS first FROM sys_invocation WHERE status <> 'completed' GROUP BY target, status",
+  ).catch((e: unknown) => String(e));
+  t.log('not completed:', JSON.stringify(open));
+  const failed = /add (\d+) on/.exec(String(err))?.[1];
+  const op = await sqlRows(
+    stack.admin,
+    `SELECT id, status, created_at, modified_at, completion_result FROM sys_invocation WHERE idempotency_key = 'op-${failed}'`,
+  ).catch((e: unknown) => String(e));
+  t.log(`op ${failed} now:`, JSON.stringify(op));
+  const holders = await sqlRows(
+    stack.admin,
+    'SELECT k.service_key, k.invocation_id, i.status FROM sys_keyed_service_status k LEFT JOIN sys_invocation i ON i.id = k.invocation_id',
+  ).catch((e: unknown) => String(e));
+  t.log('keys held by:', JSON.stringify(holders));
+  t.log(await workerGauges(stack.server.output()));
+  const file = join(projectRoot(), 'test-output', `workers-${kind}.log`);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, stack.server.output());
+  t.log(`the server's output: ${file}; its end:\n${stack.server.output().slice(-3000)}`);
+}
+
+/** Each live worker's gauges of what waits in it (its node port serves /metrics). */
+async function workerGauges(output: string): Promise<string> {
+  const ports = new Map<string, string>();
+  for (const m of output.matchAll(/worker (\d+) serving, its node port :(\d+)/g)) ports.set(m[1]!, m[2]!);
+  const lines: string[] = [];
+  for (const [worker, port] of ports) {
+    const text = await got(`http://127.0.0.1:${port}/metrics`, { timeout: { request: 5000 } })
+      .text()
+      .catch(String);
+    const gauges = text
+      .split('\n')
+      .filter((l) =>
+        /^(redstate_attempts_waiting_to_start|redstate_actors_in_memory|redstate_partitions_owned|redstate_timers_armed)/.test(
+          l,
+        ),
+      );
+    lines.push(`worker ${worker} (:${port}): ${gauges.join('; ') || text.slice(0, 200)}`);
+  }
+  return lines.join('\n');
+}
 
 function isAlive(pid: number): boolean {
   try {

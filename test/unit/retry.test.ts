@@ -63,3 +63,14 @@ test('a job that fails while its partition is forgotten is not tried again', asy
   t.is(job.runs, 1);
   retry.stop();
 });
+
+test('a job that failed again is dropped once its partition is no longer owned', async (t) => {
+  // Owned at its first try, gone by its second (handed over without a forget reaching it).
+  let owned = true;
+  const retry = new RetryScheduler(log, () => owned);
+  const job = flaky(5, () => (owned = false));
+  retry.later('k', new Error('first'), job.run, 3);
+  await sleep(100 + 200 + 400 + 200);
+  t.is(job.runs, 1);
+  retry.stop();
+});

@@ -37,8 +37,15 @@ export class LockGrants {
   /** The key's lock passed to this id in a committed change: let it run. */
   granted(id: string): void {
     if (this.deps.mutations.owns(id)) return this.deps.mutations.granted(id);
+    // Work of the id's partition: dropped with it when the partition leaves this node, so that
+    // no copy loaded here afterwards runs an attempt beside the new owner's.
     this.start(id).catch((err: unknown) =>
-      this.deps.retry.later(`invocation ${id}: start after its lock was granted`, err, () => this.start(id)),
+      this.deps.retry.later(
+        `invocation ${id}: start after its lock was granted`,
+        err,
+        () => this.start(id),
+        this.deps.actors.partitionOf(id),
+      ),
     );
   }
 

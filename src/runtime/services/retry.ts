@@ -86,7 +86,7 @@ export class RetryScheduler {
       }
     } catch (err) {
       // Dropped while it ran (its partition left or was acquired again): it is not tried again.
-      if (this.waiting.get(key) === entry) this.later(key, err, entry.job);
+      if (this.waiting.get(key) === entry) this.later(key, err, entry.job, entry.partition);
     }
   }
 }

@@ -140,7 +140,7 @@ export class StateMutations {
   }
 
   private retryLater(id: string, err: unknown): void {
-    this.deps.retry.later(`state mutation ${id}`, err, () => this.apply(id));
+    this.deps.retry.later(`state mutation ${id}`, err, () => this.apply(id), partitionOfMutation(id));
   }
 
   /** The lock came to mutation `id`: write the state and pass the lock on, in one commit. */
