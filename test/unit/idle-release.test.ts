@@ -1,13 +1,15 @@
 /**
  * What idle-release.ts gives back besides V8's heap: the resident pages of the embedded store's
- * mapped data file leave this process's RSS, and what they hold is read again unchanged.
+ * mapped data file leave this process's RSS, and what they hold is read again unchanged. And
+ * how long it waits: longer after releases that load followed soon, shorter again after one
+ * followed by a long quiet.
  */
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nativeRelease } from '../../src/idle-release.js';
+import { nativeRelease, ReleasePacing } from '../../src/idle-release.js';
 import { EmbeddedStore } from '../../src/store/embedded/embedded-store.js';
 
 /** KiB of `file` resident in this process, from /proc/self/smaps. */
@@ -45,4 +47,38 @@ test('the mapped data file leaves the RSS; its contents are read again unchanged
     await store.close();
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('a release that load followed within 30 s makes the next wait twice as long, up to a minute', (t) => {
+  const pacing = new ReleasePacing();
+  t.is(pacing.quietChecks, 3);
+  pacing.busy(1_000); // load without a release before it changes nothing
+  t.is(pacing.quietChecks, 3);
+  let now = 0;
+  const waits: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    pacing.released(now);
+    now += 10_000;
+    pacing.busy(now);
+    pacing.busy(now + 1_000); // the rest of the burst counts once
+    waits.push(pacing.quietChecks);
+  }
+  t.deepEqual(waits, [6, 12, 24, 48, 60, 60]);
+});
+
+test('a release followed by a long quiet makes the next wait half as long, down to 3 s', (t) => {
+  const pacing = new ReleasePacing();
+  let now = 0;
+  for (let i = 0; i < 3; i++) {
+    pacing.released(now);
+    pacing.busy((now += 5_000));
+  }
+  t.is(pacing.quietChecks, 24);
+  const waits: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    pacing.released(now);
+    pacing.busy((now += 45_000));
+    waits.push(pacing.quietChecks);
+  }
+  t.deepEqual(waits, [12, 6, 3, 3]);
 });
