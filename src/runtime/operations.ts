@@ -60,11 +60,18 @@ export class Operations {
     return this.run(partition, op, args);
   }
 
-  /** Runs `op` on the owner of `partition`: here, or forwarded once. */
+  /**
+   * Runs `op` on the owner of `partition`: here, or forwarded once. One that the store refused
+   * here because the partition moved meanwhile wrote nothing: it goes to the new owner, as one
+   * forwarded to this node would (`serve`), instead of failing the client.
+   */
   run<Op extends ForwardedOp>(partition: number, op: Op, args: Parameters<LocalOps[Op]>): ReturnType<LocalOps[Op]> {
-    if (this.placement.owns(partition))
-      return (this.local[op] as (...a: unknown[]) => ReturnType<LocalOps[Op]>)(...args);
-    return this.placement.forward(partition, op, travelling(op, args)) as ReturnType<LocalOps[Op]>;
+    const forward = () => this.placement.forward(partition, op, travelling(op, args));
+    if (!this.placement.owns(partition)) return forward() as ReturnType<LocalOps[Op]>;
+    return (this.local[op] as (...a: unknown[]) => Promise<unknown>)(...args).catch((err: unknown) => {
+      if (err instanceof Fenced && err.partition === partition && !this.placement.owns(partition)) return forward();
+      throw err;
+    }) as ReturnType<LocalOps[Op]>;
   }
 
   /**
