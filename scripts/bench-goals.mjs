@@ -17,6 +17,13 @@ const CPU_BUDGET_MS = {
   redis: { S1a: 3.03, S1b: 0.55, S2: 0.85, S3: 2.41, S4: 0.69, S5: 0.53, S6: 1.29, S7: 1.79, S8: 0.8 },
 };
 
+/** The median of the numbers in `values`; null when there are none. */
+export function median(values) {
+  const v = values.filter((x) => typeof x === 'number').sort((a, b) => a - b);
+  if (v.length === 0) return null;
+  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+}
+
 const ratio = (a, b) => (typeof a === 'number' && typeof b === 'number' && b !== 0 ? a / b : null);
 const cell = (value, met) => (value == null ? '-' : `${value.toFixed(2)}${met ? ' ok' : ' --'}`).padStart(10);
 
@@ -59,6 +66,45 @@ export function printGoals(ref, ours) {
     console.log(`RSS after the run / idle: ${settled.toFixed(2)}${settled <= 1.5 ? ' ok' : ' --'} (goal <= 1.5)`);
   }
   console.log(`met ${met} of ${counted}`);
+}
+
+/**
+ * With --repeat 2 or more: each server's CPU per operation in its first round of a scenario
+ * against its later rounds. Every alternation starts a fresh server, and V8 compiles
+ * redstate's hot paths while they first run; Restate is compiled ahead of time. Alone on a
+ * fresh server, 2,000 delayed sends cost 2.4 ms of server CPU per send in the first burst and
+ * 0.7-0.85 from the fifth on; in a whole run the scenarios before a burst warm most of its
+ * paths (embedded, 2026-11-28: S6 1.13 in the first round, 1.08 in the later ones).
+ */
+export function printWarmup(ref, ours) {
+  const cpu = (result, id, first) =>
+    median(
+      (result?.runs ?? [])
+        .filter((r) => r.id === id && r.summary && (r.round === 1) === first)
+        .map((r) => r.summary.serverCpuMsPerOp),
+    );
+  const ids = SCENARIOS.filter((id) => cpu(ours, id, false) != null);
+  if (ids.length === 0) return;
+  const num = (x) => (x == null ? '-' : x.toFixed(2)).padStart(10);
+  console.log('\nserver CPU ms per operation: first round of each server, and the median of its later rounds');
+  console.log(
+    ['id'.padEnd(4), 'ours 1st', 'ours later', 'ref 1st', 'ref later', 'later o/r']
+      .map((h, i) => (i ? h.padStart(10) : h))
+      .join(' '),
+  );
+  for (const id of ids) {
+    const later = [cpu(ours, id, false), cpu(ref, id, false)];
+    console.log(
+      [
+        id.padEnd(4),
+        num(cpu(ours, id, true)),
+        num(later[0]),
+        num(cpu(ref, id, true)),
+        num(later[1]),
+        num(ratio(...later)),
+      ].join(' '),
+    );
+  }
 }
 
 /** redstate's server CPU per operation against its budget (`CPU_BUDGET_MS`). */

@@ -8,7 +8,8 @@
 //   spreads that drift over both sides.
 //   BENCH_CPU_PROF=<dir> also writes a CPU profile of redstate (node --cpu-prof) into <dir>.
 //   After the comparison: where each scenario stands against the goal (with the reference of
-//   this run), and redstate's CPU per operation against its budget (bench-goals.mjs).
+//   this run), each server's first round against its later ones (with --repeat 2 or more: V8's
+//   warm-up), and redstate's CPU per operation against its budget (bench-goals.mjs).
 //   --n-sleep N --sleep-ms MS --n-send N --n-delayed N --duration S pass through to the harness.
 //
 // What the server costs is counted with the store it needs: with --store redis, redis-server runs
@@ -22,7 +23,7 @@
 // The bench folder is copied to a temp dir (shared/ is read-only) and installed there once.
 import { execFileSync, spawn } from 'node:child_process';
 import { PartSampler, printSplit, splitRuns } from './bench-resources.mjs';
-import { printCpuBudget, printGoals } from './bench-goals.mjs';
+import { median, printCpuBudget, printGoals, printWarmup } from './bench-goals.mjs';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -175,12 +176,6 @@ function mediansOf(runs) {
   return medians;
 }
 
-function median(values) {
-  const v = values.filter((x) => typeof x === 'number').sort((a, b) => a - b);
-  if (v.length === 0) return null;
-  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-}
-
 prepare();
 let ref;
 let ours;
@@ -201,5 +196,7 @@ const ourResult = JSON.parse(fs.readFileSync(ours, 'utf8'));
 printSplit(ourResult, store);
 if (fs.existsSync(ref)) sh('node', ['compare.mjs', ref, ours], { cwd: WORK });
 // The goal only against a reference of this session: ratios of different runs mean nothing here.
-if (!skipRef) printGoals(JSON.parse(fs.readFileSync(ref, 'utf8')), ourResult);
+const refResult = skipRef ? undefined : JSON.parse(fs.readFileSync(ref, 'utf8'));
+if (refResult) printGoals(refResult, ourResult);
+printWarmup(refResult, ourResult);
 printCpuBudget(ourResult, store);
