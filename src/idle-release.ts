@@ -35,11 +35,11 @@
  * away ("weak objects" in --trace-deopt: some 170 functions), so the next burst runs
  * unoptimized until it is compiled again. Measured with bursts of 2,000 delayed sends (c=64,
  * embedded, Node 22): 0.93 ms of server CPU per send warm, 1.88 in the burst after a release
- * (1.01 when the 12 s gap had no release). Bursts that come back soon after a release made it
- * too early, so the quiet it waits for doubles each time load returns within 30 s of one (3 s,
- * 6 s, 12 s... up to a minute) and halves again when a release is followed by a long quiet: a
- * server loaded every few seconds keeps its memory and its compiled code, one that went quiet
- * still gives both back.
+ * (1.01 when the release in the 12 s gap ran only minor collections, which give back little).
+ * Bursts that come back soon after a release made it too early, so the quiet it waits for
+ * doubles each time load returns within 30 s of one (3 s, 6 s, 12 s... up to a minute) and
+ * halves again when a release is followed by a long quiet: a server loaded every few seconds
+ * keeps its memory and its compiled code, one that went quiet still gives both back.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
