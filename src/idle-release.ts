@@ -11,14 +11,15 @@
  * MiB of garbage made over time, RSS 1,251 → 67 MiB on Node 22 (at once), 693 → 97 MiB on Node
  * 20 (1.5 s later).
  *
- * Then glibc's `malloc_trim`, through koffi (an FFI library: Node has no binding for it): the
- * native side of a burst (HTTP parsers and sessions, LMDB's buffers) is freed into malloc's
- * arenas, which give back only what sits at their top. Measured with 20,000 invocations
+ * Then glibc's `malloc_trim` (native-memory.ts): the native side of a burst (HTTP parsers and
+ * sessions, LMDB's buffers) is freed into malloc's arenas, which give back only what sits at
+ * their top. Measured with 20,000 invocations
  * suspended after a burst of sends (V8's heap 39 MiB by then): anonymous RSS 232 → 191 MiB on
  * the embedded store, 169 → 125 MiB on Redis. Where there is no glibc the step is skipped.
- * With it, `madvise(MADV_DONTNEED)` over the store's mapped data file (LMDB's): a burst leaves
- * hundreds of MiB of its pages resident in the process (the RSS after all of the bench's
- * scenarios on the embedded store: 595 MiB, 120 MiB once they are dropped, 115 MiB idle).
+ * With it, the store's mapped data file (LMDB's) leaves the RSS: a burst leaves hundreds of MiB
+ * of its pages resident in the process (the RSS after all of the bench's scenarios on the
+ * embedded store: 595 MiB, 120 MiB once they are dropped, 115 MiB idle). Under load,
+ * mapped-page-cap.ts keeps them down too.
  *
  * It runs once the loop has been idle for three checks in a row (3 s) and the RSS is past a
  * margin above the lowest RSS seen idle. Not at the first idle second: bursts come with lulls
@@ -41,11 +42,10 @@
  * halves again when a release is followed by a long quiet: a server loaded every few seconds
  * keeps its memory and its compiled code, one that went quiet still gives both back.
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { nativeMemory } from './native-memory.js';
 
 const CHECK_EVERY_MS = 1000;
 /** Idle: the event loop was busy less than this share of the last check interval. */
@@ -66,50 +66,6 @@ export interface IdleRelease {
 }
 
 type Collect = (options?: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
-
-/**
- * glibc's `malloc_trim(0)`, then `madvise(MADV_DONTNEED)` over the mappings of `mappedFiles`;
- * nothing where glibc cannot be reached (musl, another system).
- */
-export function nativeRelease(mappedFiles: readonly string[]): () => void {
-  try {
-    const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
-    const libc = koffi.load('libc.so.6');
-    const trim = libc.func('int malloc_trim(size_t pad)') as (pad: number) => number;
-    const madvise = libc.func('int madvise(uintptr_t addr, size_t length, int advice)') as (
-      addr: bigint,
-      length: number,
-      advice: number,
-    ) => number;
-    return () => {
-      trim(0);
-      for (const { start, length } of mappingsOf(mappedFiles)) madvise(start, length, MADV_DONTNEED);
-    };
-  } catch {
-    return () => undefined;
-  }
-}
-
-const MADV_DONTNEED = 4;
-/** A line of /proc/self/maps: start-end perms offset device inode path. */
-const MAPS_LINE = /^([0-9a-f]+)-([0-9a-f]+)\s+\S+\s+\S+\s+\S+\s+\S+\s+(.+)$/;
-
-/** Where this process maps `files`, from /proc/self/maps (none where there is no such file). */
-function mappingsOf(files: readonly string[]): Array<{ start: bigint; length: number }> {
-  if (files.length === 0) return [];
-  let maps: string;
-  try {
-    maps = readFileSync('/proc/self/maps', 'utf8');
-  } catch {
-    return [];
-  }
-  return maps.split('\n').flatMap((line) => {
-    const m = MAPS_LINE.exec(line);
-    if (!m || !files.includes(m[3]!)) return [];
-    const start = BigInt(`0x${m[1]}`);
-    return [{ start, length: Number(BigInt(`0x${m[2]}`) - start) }];
-  });
-}
 
 export interface IdleReleaseOptions {
   /**
@@ -151,7 +107,6 @@ export function startIdleRelease(opts: IdleReleaseOptions = {}): IdleRelease {
   // The documented way to reach V8's collector from a running process without --expose-gc.
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as Collect;
-  let native: (() => void) | undefined;
   let floor = process.memoryUsage.rss();
   let backoff = FIRST_RETRY_MS;
   let nextAt = 0;
@@ -169,8 +124,9 @@ export function startIdleRelease(opts: IdleReleaseOptions = {}): IdleRelease {
     if (quiet < pacing.quietChecks || rss <= floor + GROWTH_BYTES || performance.now() < nextAt) return;
     gc();
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
-    // Loaded when first needed: a server that never sees load never loads it.
-    (native ??= nativeRelease(opts.mappedFiles ?? []))();
+    const native = nativeMemory();
+    native?.trimMalloc();
+    native?.dropMappedPages(opts.mappedFiles ?? []);
     const after = process.memoryUsage.rss();
     floor = Math.min(floor, after);
     // One that gave much back is worth again soon: right after a burst, what its last work

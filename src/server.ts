@@ -30,6 +30,7 @@ import type { Logger } from './telemetry/log.js';
 import { startProcessMetrics } from './telemetry/metrics.js';
 import { createNodeEndpoint } from './telemetry/node-endpoint.js';
 import { startIdleRelease } from './idle-release.js';
+import { startMappedPageCap } from './mapped-page-cap.js';
 import { startTracing, stopTracing } from './telemetry/tracing.js';
 import { claimDataDir } from './data-dir.js';
 import { awaitWorkersGone, workerDir } from './workers.js';
@@ -160,6 +161,7 @@ export async function startServer(config: Config, log: Logger, worker?: number):
   const held = new HeldWrites();
   const store = held.reading(observed);
   const idleRelease = startIdleRelease({ mappedFiles: store.info.mappedFiles ?? [] });
+  const mappedPageCap = startMappedPageCap(store.info.mappedFiles ?? []);
   const storeFields = { store: store.info.backend, location: store.info.location };
   log.info(storeFields, `store: ${store.info.backend} at ${store.info.location}`);
   for (const w of store.info.warnings) log.warn(storeFields, w);
@@ -295,6 +297,7 @@ export async function startServer(config: Config, log: Logger, worker?: number):
      */
     async stop() {
       idleRelease.stop();
+      mappedPageCap.stop();
       stopping.abort();
       await subscriptions.stop();
       await closeGracefully(servers, config.shutdownGrace);

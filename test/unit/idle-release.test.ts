@@ -1,15 +1,18 @@
 /**
  * What idle-release.ts gives back besides V8's heap: the resident pages of the embedded store's
- * mapped data file leave this process's RSS, and what they hold is read again unchanged. And
- * how long it waits: longer after releases that load followed soon, shorter again after one
- * followed by a long quiet.
+ * mapped data file leave this process's RSS (native-memory.ts), and what they hold is read again
+ * unchanged; mapped-page-cap.ts drops them without waiting for quiet once they pile up. And how
+ * long the idle release waits: longer after releases that load followed soon, shorter again
+ * after one followed by a long quiet.
  */
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nativeRelease, ReleasePacing } from '../../src/idle-release.js';
+import { ReleasePacing } from '../../src/idle-release.js';
+import { startMappedPageCap } from '../../src/mapped-page-cap.js';
+import { nativeMemory } from '../../src/native-memory.js';
 import { EmbeddedStore } from '../../src/store/embedded/embedded-store.js';
 
 /** KiB of `file` resident in this process, from /proc/self/smaps. */
@@ -23,30 +26,53 @@ function residentKiB(file: string): number {
   return total;
 }
 
-test('the mapped data file leaves the RSS; its contents are read again unchanged', async (t) => {
+const BODY = 'x'.repeat(64 * 1024);
+
+/** A store whose data file holds 8 MiB, read once through its map; removed after `use`. */
+async function withFilledStore(use: (store: EmbeddedStore, file: string) => Promise<void>): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'redstate-idle-'));
   const store = await EmbeddedStore.open(dir);
   try {
-    const [file] = store.info.mappedFiles!;
-    const body = 'x'.repeat(64 * 1024);
     await store.commit({
       partition: 0,
-      outboxAdd: Array.from({ length: 128 }, (_, i) => ({ id: `m${String(i).padStart(3, '0')}`, body })),
+      outboxAdd: Array.from({ length: 128 }, (_, i) => ({ id: `m${String(i).padStart(3, '0')}`, body: BODY })),
     });
-    t.is((await store.outbox(0)).length, 128);
-    const before = residentKiB(file!);
-    t.true(before > 4096, `${before} KiB resident after reading 8 MiB`);
-
-    nativeRelease([file!])();
-    const after = residentKiB(file!);
-    t.true(after < before / 4, `${before} → ${after} KiB`);
-    const again = await store.outbox(0);
-    t.is(again.length, 128);
-    t.true(again.every((m) => m.body === body));
+    await use(store, store.info.mappedFiles![0]!);
   } finally {
     await store.close();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+test('the mapped data file leaves the RSS; its contents are read again unchanged', async (t) => {
+  await withFilledStore(async (store, file) => {
+    t.is((await store.outbox(0)).length, 128);
+    const before = residentKiB(file);
+    t.true(before > 4096, `${before} KiB resident after reading 8 MiB`);
+
+    nativeMemory()!.dropMappedPages([file]);
+    const after = residentKiB(file);
+    t.true(after < before / 4, `${before} → ${after} KiB`);
+    const again = await store.outbox(0);
+    t.is(again.length, 128);
+    t.true(again.every((m) => m.body === BODY));
+  });
+});
+
+test('the mapped pages are dropped once they pass the cap, busy or not', async (t) => {
+  await withFilledStore(async (store, file) => {
+    const cap = startMappedPageCap([file], { everyMs: 20, capBytes: 4 * 2 ** 20 });
+    try {
+      t.is((await store.outbox(0)).length, 128);
+      const read = residentKiB(file);
+      t.true(read > 4096, `${read} KiB resident after reading 8 MiB`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const after = residentKiB(file);
+      t.true(after < read / 4, `${read} → ${after} KiB`);
+    } finally {
+      cap.stop();
+    }
+  });
 });
 
 test('a release that load followed within 30 s makes the next wait twice as long, up to a minute', (t) => {
