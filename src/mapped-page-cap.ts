@@ -6,24 +6,26 @@
  * in this process until it is dropped, and under load that is most pages written lately, as
  * commits read back what earlier ones wrote. Restate's RocksDB reads with pread into a cache of
  * bounded size instead, so the file's pages stay in the kernel's page cache and out of its RSS.
- * Measured with bursts of delayed sends (12,000 in 6 s, embedded store): the resident file
- * pages grew by 85 MiB; over the bench's scenarios, by hundreds of MiB. The idle release
- * (idle-release.ts) drops them once the server is quiet; this drops them under load too,
- * whenever they have grown past `CAP_BYTES` above the lowest seen (all of this process's
- * file pages count: its own code's are the floor). What is dropped stays in
- * the page cache: the pages a later lookup needs again come back with a minor fault each
- * (the B-tree's upper levels, a few hundred pages).
+ * Measured with 8 bursts of 2,000 delayed sends (c=64, embedded store): the peak of the
+ * process's resident file pages was 198 MiB (54 of them Node's own), 84–113 MiB with this cap
+ * (checks every 50–500 ms, caps of 8–16 MiB; no change in CPU per send above the noise); in the
+ * bench (S1–S8, `--repeat 3 --alternate 2`, 16 MiB every 100 ms) the peak RSS went from
+ * 0.55–1.06× Restate's to 0.37–0.70×. The idle release (idle-release.ts) drops them once the
+ * server is quiet; this drops them under load too, whenever they have grown past `CAP_BYTES`
+ * above the lowest seen (all of this process's file pages count: its own code's are the floor).
+ * What is dropped stays in the page cache: the pages a later lookup needs again come back with
+ * a minor fault each (the B-tree's upper levels, a few hundred pages).
  */
 import { nativeMemory, residentFileBytes } from './native-memory.js';
 
 /**
  * A check reads /proc/self/status (26 µs here). A burst that loads thousands of invocations
- * touches tens of MiB of the file within 100 ms: the kernel maps the neighbours of each page
- * faulted in when they are cached, up to 64 KiB around it.
+ * touches up to 50 MiB of the file within 100 ms (the bench samples the RSS every 100 ms): the
+ * kernel maps the cached neighbours of each page it faults in, up to 64 KiB around it.
  */
-const CHECK_EVERY_MS = 100;
+const CHECK_EVERY_MS = 50;
 /** Resident file pages above the lowest seen that make a drop worth it. */
-const CAP_BYTES = 16 * 2 ** 20;
+const CAP_BYTES = 8 * 2 ** 20;
 
 export interface MappedPageCap {
   stop(): void;
