@@ -36,9 +36,11 @@ export function startMappedPageCap(
   mappedFiles: readonly string[],
   { everyMs = CHECK_EVERY_MS, capBytes = CAP_BYTES } = {},
 ): MappedPageCap {
+  const none = { stop: () => undefined };
+  if (mappedFiles.length === 0) return none;
   const first = residentFileBytes();
-  const native = mappedFiles.length > 0 && first !== undefined ? nativeMemory() : undefined;
-  if (!native || first === undefined) return { stop: () => undefined };
+  const native = nativeMemory();
+  if (first === undefined || !native) return none;
   let floor = first;
   const timer = setInterval(() => {
     const resident = residentFileBytes() ?? floor;

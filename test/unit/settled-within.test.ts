@@ -1,3 +1,7 @@
+/**
+ * settled-within.ts: a bound gives the work's outcome or late()'s, and an answer that arrived
+ * while the process was not scheduled still wins over the timer that expired meanwhile.
+ */
 import test from 'ava';
 import { stat } from 'node:fs';
 import { settledWithin } from '../../src/settled-within.js';
