@@ -212,8 +212,13 @@ export class ClusterNode implements Placement {
     this.nodes = await this.opts.coordination.heartbeat(this.self!, LEASE_MS);
     await this.readLeases();
     // A lease under this node's id that this process does not hold is its previous process's
-    // (it crashed): free for this one to take over at once.
-    const holders = this.leases.map((l, p) => (l.nodeId === this.nodeId && !this.tenure.has(p) ? undefined : l.nodeId));
+    // (it crashed): free for this one to take over at once. One this process holds is its own
+    // even when it ran out in the store: its renewal takes it back unless another node
+    // acquired it (then the renewal fails and the partition is lost). Taken as free, this node
+    // acquired it anew: a new epoch, and its work in flight fenced and done again.
+    const holders = this.leases.map((l, p) =>
+      this.tenure.has(p) ? this.nodeId : l.nodeId === this.nodeId ? undefined : l.nodeId,
+    );
     const plan = planRound({
       partitions: this.opts.partitions,
       self: this.nodeId,

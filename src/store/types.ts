@@ -236,8 +236,9 @@ export interface Coordination {
 export interface PartitionTenure {
   /**
    * From now on the partition is this node's at `epoch` (its commits carry it), and until
-   * `validUntil` (`performance.now()` time) only: past it its commits are refused, without
-   * reaching the store. Once any partition was held, commits of partitions not held are refused.
+   * `validUntil` (`performance.now()` time) only: past it its commits wait until the lease is
+   * renewed (held again) or dropped, and are refused without reaching the store unless it is
+   * renewed. Once any partition was held, commits of partitions not held are refused.
    */
   hold(partition: number, epoch: number, validUntil: number): void;
   /** Not this node's any more: refused from now on; resolves once its commits already sent have settled. */

@@ -61,14 +61,15 @@ for (const [backend, open] of Object.entries(BACKENDS)) {
       a.coordination.tenure.hold(3, first!, FAR());
       await a.commit(write(3, 'm1'));
 
-      // a's lease runs out (released here to be quick); b acquires, a still believes it holds epoch 1.
+      // a's lease ends (released here to be quick: that raises the epoch to 2); b acquires, a
+      // still believes it holds epoch 1.
       await a.coordination.release(3, 'node-a', first!);
       const second = await b.coordination.acquire(3, 'node-b', 10_000);
-      t.is(second, 2);
+      t.is(second, 3);
       b.coordination.tenure.hold(3, second!, FAR());
       const refused = await t.throwsAsync(a.commit(write(3, 'm2')));
       t.true(refused instanceof Fenced, String(refused));
-      t.regex(refused!.message, /epoch 2, this node holds 1/);
+      t.regex(refused!.message, /epoch 3, this node holds 1/);
       await b.commit(write(3, 'm3'));
       t.deepEqual(
         (await b.outbox(3)).map((m) => m.id),
@@ -78,10 +79,10 @@ for (const [backend, open] of Object.entries(BACKENDS)) {
 
       // Renewals: only the holder at its epoch.
       t.false(await a.coordination.renew(3, 'node-a', 1, 10_000));
-      t.true(await b.coordination.renew(3, 'node-b', 2, 10_000));
+      t.true(await b.coordination.renew(3, 'node-b', 3, 10_000));
       const lease = (await a.coordination.leases(4))[3]!;
       t.is(lease.nodeId, 'node-b');
-      t.is(lease.epoch, 2);
+      t.is(lease.epoch, 3);
       t.true(lease.expiresAt! > Date.now() + 5_000);
       t.deepEqual((await a.coordination.leases(4))[0], {
         partition: 0,
@@ -94,13 +95,18 @@ for (const [backend, open] of Object.entries(BACKENDS)) {
     }
   });
 
-  test(`${backend}: a lease expires by itself; the same node id takes its own lease over at once`, async (t) => {
+  test(`${backend}: a lease expires by itself; its holder renews it while nobody took it; the same node id takes its own lease over at once`, async (t) => {
     const { a, b, close } = await twoNodes();
     try {
       t.is(await a.coordination.acquire(0, 'node-a', 200), 1);
       t.is(await b.coordination.acquire(0, 'node-b', 200), undefined);
       await new Promise((r) => setTimeout(r, 300));
+      // A holder starved past its lease: nobody acquired meanwhile, so nobody can have committed.
+      t.true(await a.coordination.renew(0, 'node-a', 1, 200), 'taken back at the same epoch');
+      t.is(await b.coordination.acquire(0, 'node-b', 200), undefined, 'held by a again');
+      await new Promise((r) => setTimeout(r, 300));
       t.is(await b.coordination.acquire(0, 'node-b', 10_000), 2, 'free once expired');
+      t.false(await a.coordination.renew(0, 'node-a', 1, 200), 'not after another node acquired it');
       t.is(
         await b.coordination.acquire(0, 'node-b', 10_000),
         3,
@@ -111,7 +117,7 @@ for (const [backend, open] of Object.entries(BACKENDS)) {
     }
   });
 
-  test(`${backend}: once fencing is on, a partition not held or held past its validity is refused before the store`, async (t) => {
+  test(`${backend}: once fencing is on, a partition not held is refused before the store, and one past its validity waits for its confirmation`, async (t) => {
     const { a, close } = await twoNodes();
     try {
       await a.commit(write(1, 'unfenced'));
@@ -123,6 +129,17 @@ for (const [backend, open] of Object.entries(BACKENDS)) {
       await t.throwsAsync(a.commit(write(2, 'other')), { instanceOf: Fenced, message: /no lease held/ });
       await new Promise((r) => setTimeout(r, 80));
       t.false(a.coordination.tenure.holds(1), 'past its validity');
+      // Past its validity a commit waits for the lease's confirmation: renewed, it goes on...
+      const confirmed = a.commit(write(1, 'confirmed'));
+      await new Promise((r) => setTimeout(r, 20));
+      a.coordination.tenure.hold(1, epoch, FAR());
+      await confirmed;
+      // ...dropped, or not renewed in time, it is refused.
+      a.coordination.tenure.hold(1, epoch, performance.now());
+      const dropped = a.commit(write(1, 'lapsed'));
+      await a.coordination.tenure.drop(1);
+      await t.throwsAsync(dropped, { instanceOf: Fenced, message: /not renewed in time/ });
+      a.coordination.tenure.hold(1, epoch, performance.now());
       await t.throwsAsync(a.commit(write(1, 'late')), { instanceOf: Fenced, message: /not renewed in time/ });
       a.coordination.tenure.hold(1, epoch, FAR());
       const inFlight = a.commit(write(1, 'in-flight'));
@@ -131,7 +148,7 @@ for (const [backend, open] of Object.entries(BACKENDS)) {
       await t.throwsAsync(a.commit(write(1, 'dropped')), { instanceOf: Fenced });
       t.deepEqual(
         (await a.outbox(1)).map((m) => m.id),
-        ['held', 'in-flight', 'unfenced'],
+        ['confirmed', 'held', 'in-flight', 'unfenced'],
       );
     } finally {
       await close();

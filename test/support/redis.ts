@@ -36,8 +36,6 @@ export interface RunningRedis {
   stop(): Promise<void>;
 }
 
-/** A TCP port that was free a moment ago (the OS picks it), never 6379. */
-
 export async function startRedis(opts: StartRedisOptions = {}): Promise<RunningRedis> {
   const dir = await mkdtemp(join(tmpdir(), 'redstate-redis-'));
   let port = 0;

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePort } from './ports.js';
 
 /** The built server's entry point. */
 export const MAIN = path.resolve(process.cwd(), 'dist/src/main.js');
@@ -47,6 +48,10 @@ export interface RedstateOptions {
 
 type Ports = { ingress: number; admin: number; node: number };
 
+async function freePorts(): Promise<Ports> {
+  return { ingress: await freePort(), admin: await freePort(), node: await freePort() };
+}
+
 async function waitReady(proc: ChildProcess, output: () => string): Promise<Ports> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
@@ -59,9 +64,8 @@ async function waitReady(proc: ChildProcess, output: () => string): Promise<Port
 }
 
 export async function startRedstate(opts: RedstateOptions = {}): Promise<RedstateProcess> {
-  // Port 0 on the first start: the server binds what the kernel gives and logs it, so test
-  // processes never race for a port; a restart binds the same ports again.
-  let ports: Ports = { ingress: 0, admin: 0, node: 0 };
+  // Chosen below 32768 (./ports.ts), where a restart finds them free again.
+  let ports: Ports = await freePorts();
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'redstate-data-')));
   let log = '';
   let proc: ChildProcess;
@@ -94,7 +98,16 @@ export async function startRedstate(opts: RedstateOptions = {}): Promise<Redstat
       if (proc.exitCode !== null || proc.signalCode !== null) resolve();
       else proc.once('exit', () => resolve());
     });
-  await launch();
+  // Another test process may bind a chosen port first: then the first start tries new ones.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await launch();
+      break;
+    } catch (err) {
+      if (attempt >= 5 || !/EADDRINUSE/.test(String(err))) throw err;
+      ports = await freePorts();
+    }
+  }
   return {
     ingress: `http://127.0.0.1:${ports.ingress}`,
     admin: `http://127.0.0.1:${ports.admin}`,

@@ -95,10 +95,12 @@ export class EmbeddedCoordination implements Coordination {
     });
   }
 
+  /** Also takes back a lease that ran out while nobody acquired it (as redis/lua/lease.lua does). */
   async renew(partition: number, nodeId: string, epoch: number, ttlMs: number): Promise<boolean> {
     return this.files.write(() => {
       const now = Date.now();
-      if (!this.heldAt(partition, nodeId, epoch, now)) return false;
+      const holder = this.leaseOf(partition, now)?.holder;
+      if ((holder !== undefined && holder !== nodeId) || this.epochOf(partition) !== epoch) return false;
       this.table.putSync(leaseKey(partition), json({ holder: nodeId, expiresAt: now + ttlMs } satisfies Lease));
       return true;
     });
@@ -106,7 +108,10 @@ export class EmbeddedCoordination implements Coordination {
 
   async release(partition: number, nodeId: string, epoch: number): Promise<void> {
     await this.files.write(() => {
-      if (this.heldAt(partition, nodeId, epoch, Date.now())) this.table.removeSync(leaseKey(partition));
+      if (!this.heldAt(partition, nodeId, epoch, Date.now())) return;
+      this.table.removeSync(leaseKey(partition));
+      // Raised, so that a renewal sent before the release cannot take the lease back.
+      this.table.putSync(epochKey(partition), json(epoch + 1));
     });
   }
 

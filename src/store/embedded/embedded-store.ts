@@ -145,6 +145,8 @@ export class EmbeddedStore implements Store {
     if (!this.coordination) return this.write(() => this.apply(t, plan, undefined));
     // Refused here, without a transaction, when this worker does not hold the partition now.
     const epoch = this.tenure.epochFor(t.partition);
+    const lapsed = this.tenure.confirmation(t.partition);
+    if (lapsed) await lapsed;
     return this.tenure.track(
       t.partition,
       this.write(() => this.apply(t, plan, epoch)),

@@ -184,6 +184,8 @@ export class RedisStore implements Store {
     checkTransition(t);
     const epoch = this.tenure.epochFor(t.partition);
     const { keys, args } = commitArgs(t, epoch);
+    const lapsed = this.tenure.confirmation(t.partition);
+    if (lapsed) await lapsed;
     const started = performance.now();
     this.countInGroup();
     let replicated: Promise<void> = Promise.resolve();

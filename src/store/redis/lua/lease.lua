@@ -5,7 +5,7 @@
   next to the commits that check the epoch (commit-transition.lua).
 
   KEYS[1]  rs:{pN}:lease   string  id of the node holding the partition, expiring (PX)
-  KEYS[2]  rs:{pN}:epoch   string  fencing epoch: raised by every acquisition, never lowered
+  KEYS[2]  rs:{pN}:epoch   string  fencing epoch: raised by every acquisition and release, never lowered
 
   ARGV[1]  'acquire' | 'renew' | 'release' | 'read'
   ARGV[2]  node id (all but read)
@@ -30,12 +30,13 @@ if op == 'acquire' then
   redis.call('SET', KEYS[1], node, 'PX', ARGV[3])
   return redis.call('INCR', KEYS[2])
 elseif op == 'renew' then
-  if holder ~= node or epoch ~= tonumber(ARGV[4]) then return 0 end
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  if (holder and holder ~= node) or epoch ~= tonumber(ARGV[4]) then return 0 end
+  redis.call('SET', KEYS[1], node, 'PX', ARGV[3])
   return 1
 elseif op == 'release' then
   if holder ~= node or epoch ~= tonumber(ARGV[4]) then return 0 end
   redis.call('DEL', KEYS[1])
+  redis.call('INCR', KEYS[2])
   return 1
 end
 local t = redis.call('TIME')
