@@ -43,8 +43,12 @@ async function cancelArrived(stack: Stack, id: string): Promise<void> {
   );
 }
 
-/** Long enough that nothing runs before the test looks, and past it the test has waited. */
-const DELAY_MS = 1500;
+/**
+ * Long enough that nothing runs before the test looks, and past it the test has waited. With
+ * six other test stacks on the machine, 1.5 s was not: the send started before the cancel came,
+ * and the cancel found it completed (409), on every store.
+ */
+const DELAY_MS = 5000;
 const pastTheDelay = () => new Promise((r) => setTimeout(r, DELAY_MS + 700));
 /**
  * The delay of sends that must outlive a SIGKILL and restart of the server: longer than the
