@@ -236,6 +236,7 @@ export class Runtime {
       slots: this.slots,
       invocations: this.invocations,
       actors: this.actors,
+      now,
     };
     const local: LocalOps = {
       create: (a) => this.invocations.create(a),
