@@ -245,7 +245,7 @@ export interface PartitionTenure {
   drop(partition: number): Promise<void>;
   /** Whether this node holds the partition's lease (as far as it knows: its validity may have passed). */
   has(partition: number): boolean;
-  /** Whether this node may act on the partition now: commit to it, drive its attempts (held, and within its validity). */
+  /** Whether this node may act on the partition now: drive its attempts, commit without waiting (held, and within its validity). */
   holds(partition: number): boolean;
   /** The epoch the partition is held at; undefined when it is not held. */
   epochOf(partition: number): number | undefined;
