@@ -236,7 +236,6 @@ export class Runtime {
       slots: this.slots,
       invocations: this.invocations,
       actors: this.actors,
-      now,
     };
     const local: LocalOps = {
       create: (a) => this.invocations.create(a),

@@ -23,15 +23,7 @@ export interface AfterCommitDeps {
   readonly slots: SlotGrants;
   readonly invocations: Invocations;
   readonly actors: ActorCache;
-  now(): number;
 }
-
-/**
- * A waiting invocation whose own timer (its start, a retry, a sleep) this commit armed to fire
- * within this long stays in memory: loading it back when the timer fires cost more than keeping
- * it (S6, 2,000 sends delayed by 2 s: the reload was 4% of the server's time).
- */
-const KEEP_IF_DUE_WITHIN_MS = 5_000;
 
 export function performCommitted(deps: AfterCommitDeps, actor: InvocationActor, done: Committed): void {
   observeCommit(deps.log, actor, done);
@@ -43,9 +35,5 @@ export function performCommitted(deps: AfterCommitDeps, actor: InvocationActor, 
     else if (e.type === 'respond') deps.invocations.completed(actor);
   }
   for (const id of done.granted) deps.grants.granted(id);
-  if (actor.hasTag('waiting') && !dueSoon(done.timers, deps.now())) deps.actors.retire(actor);
-}
-
-function dueSoon(timers: Committed['timers'], now: number): boolean {
-  return timers.some((t) => t.dueAt - now <= KEEP_IF_DUE_WITHIN_MS);
+  if (actor.hasTag('waiting')) deps.actors.retire(actor);
 }
