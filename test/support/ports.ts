@@ -25,3 +25,17 @@ export async function freePort(): Promise<number> {
     if (await bindable(port)) return port;
   }
 }
+
+/**
+ * Runs `start`, which binds ports it chooses with `freePort`, again when another test process
+ * bound one of them first (EADDRINUSE), up to 5 times.
+ */
+export async function retryIfPortTaken<T>(start: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= 5 || !/EADDRINUSE/.test(String(err))) throw err;
+    }
+  }
+}

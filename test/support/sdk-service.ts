@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../../src/project-root.js';
-import { freePort } from './ports.js';
+import { freePort, retryIfPortTaken } from './ports.js';
 
 /** The checkout root (src/project-root.ts), for the tests that find files from it. */
 export { projectRoot };
@@ -52,7 +52,11 @@ export async function startService(file: string, opts: { env?: Record<string, st
   const candidates = path.isAbsolute(file) ? [file] : [path.join(root, file), supportFile(path.join('services', file))];
   const script = candidates.find((c) => existsSync(c));
   if (!script) throw new Error(`service file not found: ${candidates.join(' or ')}`);
-  let current = await launchOnFreePort(root, script, opts.env ?? {});
+  // A port below 32768 (./ports.ts), where a restart finds it free again.
+  const env = opts.env ?? {};
+  let current = await retryIfPortTaken(async () =>
+    launch(root, script, { ...env, PORT: env.PORT ?? String(await freePort()) }),
+  );
   const port = current.port;
   const terminate = async (signal: NodeJS.Signals) => {
     if (current.exited()) return;
@@ -77,20 +81,6 @@ export async function startService(file: string, opts: { env?: Record<string, st
       current = await launch(root, script, { ...opts.env, PORT: String(port) });
     },
   };
-}
-
-/**
- * The first start, on a port below 32768 (./ports.ts), where a restart finds it free again;
- * another test process may bind it first, and then it tries another.
- */
-async function launchOnFreePort(root: string, script: string, env: Record<string, string>): Promise<Launched> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await launch(root, script, { ...env, PORT: env.PORT ?? String(await freePort()) });
-    } catch (err) {
-      if (attempt >= 5 || !/EADDRINUSE/.test(String(err))) throw err;
-    }
-  }
 }
 
 async function launch(root: string, script: string, env: Record<string, string>): Promise<Launched> {

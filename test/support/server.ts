@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from './ports.js';
+import { freePort, retryIfPortTaken } from './ports.js';
 
 /** The built server's entry point. */
 export const MAIN = path.resolve(process.cwd(), 'dist/src/main.js');
@@ -64,8 +64,8 @@ async function waitReady(proc: ChildProcess, output: () => string): Promise<Port
 }
 
 export async function startRedstate(opts: RedstateOptions = {}): Promise<RedstateProcess> {
-  // Chosen below 32768 (./ports.ts), where a restart finds them free again.
-  let ports: Ports = await freePorts();
+  // Chosen below 32768 (./ports.ts) at the first start, where a restart finds them free again.
+  let ports: Ports = { ingress: 0, admin: 0, node: 0 };
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'redstate-data-')));
   let log = '';
   let proc: ChildProcess;
@@ -98,16 +98,10 @@ export async function startRedstate(opts: RedstateOptions = {}): Promise<Redstat
       if (proc.exitCode !== null || proc.signalCode !== null) resolve();
       else proc.once('exit', () => resolve());
     });
-  // Another test process may bind a chosen port first: then the first start tries new ones.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await launch();
-      break;
-    } catch (err) {
-      if (attempt >= 5 || !/EADDRINUSE/.test(String(err))) throw err;
-      ports = await freePorts();
-    }
-  }
+  await retryIfPortTaken(async () => {
+    ports = await freePorts();
+    await launch();
+  });
   return {
     ingress: `http://127.0.0.1:${ports.ingress}`,
     admin: `http://127.0.0.1:${ports.admin}`,
