@@ -44,6 +44,17 @@ type SignalBody = Extract<OutboxBody, { kind: 'signal' }>;
 
 const CANCEL_SIGNAL = 1;
 
+interface Waiter {
+  resolve(): void;
+  reject(err: Fenced): void;
+}
+
+/** A callee known only as an `invoke` message in the outbox of `partition`. */
+interface Undelivered {
+  partition: number;
+  waiting: Waiter[];
+}
+
 /** Makes one named signal's delivery idempotent: a journal may hold many signals of one name. */
 interface DeliveryMark {
   partition: number;
@@ -52,7 +63,7 @@ interface DeliveryMark {
 
 export class Delivery {
   /** Callees whose `invoke` message is committed and not delivered yet, with who waits for their creation. */
-  private readonly undelivered = new Map<string, Array<() => void>>();
+  private readonly undelivered = new Map<string, Undelivered>();
   /** Messages being delivered (`partition/id`): handing one in again (recovery) does not deliver it twice at once. */
   private readonly inFlight = new Set<string>();
 
@@ -64,7 +75,7 @@ export class Delivery {
     for (const m of messages) {
       const body = m.body as OutboxBody;
       if (body.kind === 'invoke' && !this.undelivered.has(body.invocationId))
-        this.undelivered.set(body.invocationId, []);
+        this.undelivered.set(body.invocationId, { partition, waiting: [] });
     }
     for (const m of messages) {
       const key = `${partition}/${m.id}`;
@@ -79,10 +90,12 @@ export class Delivery {
           await this.attempt(partition, m);
         } catch (err) {
           // The sending partition moved to another node, whose recovery delivers the message
-          // (and whatever waited here for its callee is refused in turn).
+          // again: whatever waited here for its callee is refused in turn, so that a cancel
+          // sent after it comes from there too, after the callee, and not from here, where a
+          // callee it forgot could be created again by that redelivery.
           if (!(err instanceof Fenced && err.partition === partition && !this.deps.placement.owns(partition)))
             throw err;
-          this.settled(m);
+          this.refuseWaiters(m, err);
         }
         done();
       };
@@ -98,9 +111,26 @@ export class Delivery {
 
   /** Resolves once an undelivered callee is created (at once for any other id). */
   whenCreated(id: string): Promise<void> {
-    const waiting = this.undelivered.get(id);
-    if (!waiting) return Promise.resolve();
-    return new Promise((resolve) => waiting.push(resolve));
+    const callee = this.undelivered.get(id);
+    if (!callee) return Promise.resolve();
+    return new Promise((resolve, reject) => callee.waiting.push({ resolve, reject }));
+  }
+
+  /**
+   * The partition left this node: deliveries of its outbox that were dropped on the way (their
+   * retries went with it) may be handed in again by its next recovery here, and whatever
+   * waited for its callees is refused (its next owner delivers them, and what waited).
+   */
+  forgetPartition(partition: number): void {
+    const prefix = `${partition}/`;
+    for (const key of this.inFlight) if (key.startsWith(prefix)) this.inFlight.delete(key);
+    outboxMessages.set(this.inFlight.size);
+    const moved = new Fenced(partition, 'the partition moved to another node');
+    for (const [id, callee] of this.undelivered) {
+      if (callee.partition !== partition) continue;
+      this.undelivered.delete(id);
+      for (const w of callee.waiting) w.reject(moved);
+    }
   }
 
   /**
@@ -142,10 +172,12 @@ export class Delivery {
     // A signal waits for a callee sent before it, which only the sender's node knows about.
     if (body.kind === 'signal') await this.whenCreated(body.invocationId);
     await this.route(target, 'deliver', message);
-    // Stored where it goes, which may be another node: this node's index of undelivered callees
-    // (which the signals and attaches sent from here wait on) learns it from the answer.
-    this.settled(message);
     await this.deps.store.commit({ partition, outboxRemove: [message.id] });
+    // Stored where it goes, which may be another node: this node's index of undelivered callees
+    // (which the signals and attaches sent from here wait on) learns it from the answer. Only
+    // once the message is gone: a cancel that waited for its callee must not forget it while a
+    // retry or a recovery could still deliver the message, and create the callee again.
+    this.settled(message);
     // The message is gone, so is the need to recognise it; a crash before this leaves one small record.
     if (body.kind === 'signal' && body.signalName !== undefined) await this.route(target, 'forget', message);
   }
@@ -208,11 +240,20 @@ export class Delivery {
 
   /** An `invoke` message is no longer undelivered: whoever waits for its callee goes on. */
   private settled(message: OutboxMessage): void {
+    for (const w of this.takeWaiters(message)) w.resolve();
+  }
+
+  /** An `invoke` message will be delivered by another node: whoever waits here for its callee fails with `err`. */
+  private refuseWaiters(message: OutboxMessage, err: Fenced): void {
+    for (const w of this.takeWaiters(message)) w.reject(err);
+  }
+
+  private takeWaiters(message: OutboxMessage): Waiter[] {
     const body = message.body as OutboxBody;
-    if (body.kind !== 'invoke') return;
-    const waiting = this.undelivered.get(body.invocationId);
+    if (body.kind !== 'invoke') return [];
+    const callee = this.undelivered.get(body.invocationId);
     this.undelivered.delete(body.invocationId);
-    for (const resolve of waiting ?? []) resolve();
+    return callee?.waiting ?? [];
   }
 
   private async invoke(body: InvokeBody): Promise<void> {

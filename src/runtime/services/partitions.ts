@@ -77,6 +77,7 @@ export class Partitions {
 
   private forget(partition: number): void {
     this.deps.retry.forgetPartition(partition);
+    this.deps.delivery.forgetPartition(partition);
     this.deps.timers.disarm(partition);
     this.deps.actors.dropPartition(partition);
     this.deps.locks.forgetPartition(partition);
