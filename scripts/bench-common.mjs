@@ -26,7 +26,8 @@ export async function waitHttp(url, tries = 300) {
  * `redis`, a fresh redis-server with `appendfsync always` in `dataDir`), on ports 18180/19170.
  * redis-server runs as the server's child (bash starts it, then becomes the server), so the
  * harness's "server" process tree counts both: the server's cost includes its store's.
- * `BENCH_CPU_PROF=<dir>` also writes a CPU profile.
+ * `BENCH_CPU_PROF=<dir>` also writes a CPU profile; `BENCH_SERVER_FLAGS` are node flags for
+ * the server alone (e.g. `--max-semi-space-size=4`), to try a setting before making it the default.
  */
 export async function startRedstate(root, store, dataDir, extraEnv = {}) {
   const env = {
@@ -39,7 +40,8 @@ export async function startRedstate(root, store, dataDir, extraEnv = {}) {
     ...extraEnv,
   };
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const node = [process.execPath, ...profile, path.join(root, 'dist/src/main.js')];
+  const flags = process.env.BENCH_SERVER_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const node = [process.execPath, ...profile, ...flags, path.join(root, 'dist/src/main.js')];
   if (store !== 'redis')
     return {
       server: spawn(node[0], node.slice(1), { env, stdio: ['ignore', 'ignore', 'inherit'] }),

@@ -6,7 +6,8 @@
 //   --alternate N runs reference, redstate, reference, redstate ... N times each and compares the
 //   medians over all their rounds: the machine's speed drifts over minutes, and alternating
 //   spreads that drift over both sides.
-//   BENCH_CPU_PROF=<dir> also writes a CPU profile of redstate (node --cpu-prof) into <dir>.
+//   BENCH_CPU_PROF=<dir> also writes a CPU profile of redstate (node --cpu-prof) into <dir>;
+//   BENCH_SERVER_FLAGS="--max-semi-space-size=4 ..." are node flags for the server alone.
 //   After the comparison: where each scenario stands against the goal (with the reference of
 //   this run), each server's first round against its later ones (with --repeat 2 or more: V8's
 //   warm-up), and redstate's CPU per operation against its budget (bench-goals.mjs).
