@@ -126,11 +126,8 @@ export class Delivery {
     for (const key of this.inFlight) if (key.startsWith(prefix)) this.inFlight.delete(key);
     outboxMessages.set(this.inFlight.size);
     const moved = new Fenced(partition, 'the partition moved to another node');
-    for (const [id, callee] of this.undelivered) {
-      if (callee.partition !== partition) continue;
-      this.undelivered.delete(id);
-      for (const w of callee.waiting) w.reject(moved);
-    }
+    for (const [id, callee] of this.undelivered)
+      if (callee.partition === partition) for (const w of this.takeWaiters(id)) w.reject(moved);
   }
 
   /**
@@ -240,19 +237,24 @@ export class Delivery {
 
   /** An `invoke` message is no longer undelivered: whoever waits for its callee goes on. */
   private settled(message: OutboxMessage): void {
-    for (const w of this.takeWaiters(message)) w.resolve();
+    for (const w of this.waitersOf(message)) w.resolve();
   }
 
   /** An `invoke` message will be delivered by another node: whoever waits here for its callee fails with `err`. */
   private refuseWaiters(message: OutboxMessage, err: Fenced): void {
-    for (const w of this.takeWaiters(message)) w.reject(err);
+    for (const w of this.waitersOf(message)) w.reject(err);
   }
 
-  private takeWaiters(message: OutboxMessage): Waiter[] {
+  /** The waiters of an `invoke` message's callee, taken out of the index (none for other messages). */
+  private waitersOf(message: OutboxMessage): Waiter[] {
     const body = message.body as OutboxBody;
-    if (body.kind !== 'invoke') return [];
-    const callee = this.undelivered.get(body.invocationId);
-    this.undelivered.delete(body.invocationId);
+    return body.kind === 'invoke' ? this.takeWaiters(body.invocationId) : [];
+  }
+
+  /** The callee `id` leaves the index of undelivered callees: who waited for it. */
+  private takeWaiters(id: string): Waiter[] {
+    const callee = this.undelivered.get(id);
+    this.undelivered.delete(id);
     return callee?.waiting ?? [];
   }
 
