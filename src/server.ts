@@ -29,6 +29,7 @@ import { limitsFrom } from './query/limits.js';
 import type { Logger } from './telemetry/log.js';
 import { startProcessMetrics } from './telemetry/metrics.js';
 import { createNodeEndpoint } from './telemetry/node-endpoint.js';
+import { limitHeapGrowth } from './heap-growth.js';
 import { startIdleRelease } from './idle-release.js';
 import { startMappedPageCap } from './mapped-page-cap.js';
 import { startTracing, stopTracing } from './telemetry/tracing.js';
@@ -160,6 +161,7 @@ export async function startServer(config: Config, log: Logger, worker?: number):
   // Reads of a key's state settle the writes an attempt holds back for it a moment.
   const held = new HeldWrites();
   const store = held.reading(observed);
+  limitHeapGrowth();
   const idleRelease = startIdleRelease({ mappedFiles: store.info.mappedFiles ?? [] });
   const mappedPageCap = startMappedPageCap(store.info.mappedFiles ?? []);
   const storeFields = { store: store.info.backend, location: store.info.location };
