@@ -108,3 +108,26 @@ test('the sending partition leaves this node: what waited for the callee is refu
   );
   t.false(d.isUndelivered(CALLEE));
 });
+
+test("a delivery that outlived its partition's stay does not unmark the one a later recovery started", async (t) => {
+  const { store } = t.context;
+  await store.commit({ partition: SENDER, outboxAdd: [invoke] });
+  const owned = new Set([SENDER]);
+  const answers: Array<() => void> = [];
+  const { d } = delivery(store, owned, () => new Promise<void>((r) => answers.push(r)));
+  d.deliver(SENDER, [invoke]);
+  await until(() => answers.length === 1);
+  // The partition leaves and comes back; its recovery hands the message in again.
+  owned.delete(SENDER);
+  d.forgetPartition(SENDER);
+  owned.add(SENDER);
+  d.deliver(SENDER, [invoke]);
+  await until(() => answers.length === 2);
+  // The first delivery ends while the second is still on its way.
+  answers[0]!();
+  await new Promise((r) => setTimeout(r, 50));
+  d.deliver(SENDER, [invoke]);
+  await new Promise((r) => setTimeout(r, 50));
+  t.is(answers.length, 2, 'handed in a third time while the second delivery was on its way');
+  answers[1]!();
+});

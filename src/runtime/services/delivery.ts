@@ -64,8 +64,12 @@ interface DeliveryMark {
 export class Delivery {
   /** Callees whose `invoke` message is committed and not delivered yet, with who waits for their creation. */
   private readonly undelivered = new Map<string, Undelivered>();
-  /** Messages being delivered (`partition/id`): handing one in again (recovery) does not deliver it twice at once. */
-  private readonly inFlight = new Set<string>();
+  /**
+   * Messages being delivered (`partition/id`), each with the token of its delivery: handing one
+   * in again (recovery) does not deliver it twice at once, and a delivery that outlived its
+   * partition's stay here (`forgetPartition`) does not unmark the one a later recovery started.
+   */
+  private readonly inFlight = new Map<string, symbol>();
 
   constructor(private readonly deps: DeliveryDeps) {}
 
@@ -80,9 +84,10 @@ export class Delivery {
     for (const m of messages) {
       const key = `${partition}/${m.id}`;
       if (this.inFlight.has(key)) continue;
-      this.inFlight.add(key);
+      const token = Symbol(key);
+      this.inFlight.set(key, token);
       const done = () => {
-        this.inFlight.delete(key);
+        if (this.inFlight.get(key) === token) this.inFlight.delete(key);
         outboxMessages.set(this.inFlight.size);
       };
       const deliver = async () => {
@@ -123,7 +128,7 @@ export class Delivery {
    */
   forgetPartition(partition: number): void {
     const prefix = `${partition}/`;
-    for (const key of this.inFlight) if (key.startsWith(prefix)) this.inFlight.delete(key);
+    for (const key of this.inFlight.keys()) if (key.startsWith(prefix)) this.inFlight.delete(key);
     outboxMessages.set(this.inFlight.size);
     const moved = new Fenced(partition, 'the partition moved to another node');
     for (const [id, callee] of this.undelivered)
