@@ -66,6 +66,31 @@ export function printGoals(ref, ours) {
     console.log(`RSS after the run / idle: ${settled.toFixed(2)}${settled <= 1.5 ? ' ok' : ' --'} (goal <= 1.5)`);
   }
   console.log(`met ${met} of ${counted}`);
+  printNoiseFloor(ref, ours);
+}
+
+/**
+ * The control scenarios run the same code against both servers' runs (a plain `node:http`
+ * handler, a Node h1->h2c proxy): their rate ratios would all be 1 on a quiet machine. How far
+ * they stray is how far the machine moved between the two sides of the run; a goal ratio that
+ * close to its threshold is not decided by this run (on the 2-core dev machine, 2026-11-29: the
+ * D2 rows differed by up to 23 %, and one configuration's CPU per call by 40-60 % between
+ * rounds ten minutes apart).
+ */
+const CONTROLS = ['D1a', 'D1b', 'D2a', 'D2b'];
+
+function printNoiseFloor(ref, ours) {
+  const controls = CONTROLS.flatMap((id) => {
+    const r = ratio(ours.medians[id]?.rate, ref.medians[id]?.rate);
+    return r == null ? [] : [{ id, r }];
+  });
+  if (controls.length === 0) return;
+  const farthest = Math.max(...controls.map(({ r }) => Math.max(r, 1 / r)));
+  console.log(
+    `noise floor: the control rows (the same code on both sides) ran at ${controls
+      .map(({ id, r }) => `${id} ${r.toFixed(2)}`)
+      .join(', ')}; a ratio within ${Math.round((farthest - 1) * 100)} % of its goal is not decided by this run`,
+  );
 }
 
 /**
