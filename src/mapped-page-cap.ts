@@ -14,7 +14,7 @@
  * server is quiet; this drops them under load too, whenever they have grown past `CAP_BYTES`
  * above the lowest seen (all of this process's file pages count: its own code's are the floor).
  * What is dropped stays in the page cache: the pages a later lookup needs again come back with
- * a minor fault each (the B-tree's upper levels, a few hundred pages).
+ * a minor fault each, and with each fault the kernel maps up to 64 KiB of cached neighbours.
  */
 import { nativeMemory, residentFileBytes } from './native-memory.js';
 
@@ -24,8 +24,18 @@ import { nativeMemory, residentFileBytes } from './native-memory.js';
  * kernel maps the cached neighbours of each page it faults in, up to 64 KiB around it.
  */
 const CHECK_EVERY_MS = 50;
-/** Resident file pages above the lowest seen that make a drop worth it. */
-const CAP_BYTES = 8 * 2 ** 20;
+/**
+ * Resident file pages above the lowest seen that make a drop worth it: more than the hot paths
+ * fault back in at once, or the drops thrash. With 8 MiB, the pages a burst's lookups need (the
+ * B-tree's upper levels and the invocations in flight, with their neighbours) passed the cap
+ * again within each 50 ms, and the map was dropped 15 times a second (224 `madvise` calls in 15 s
+ * of no-op calls at c=64; 6 with 32 MiB). Measured on one map (embedded-store.ts `MAP_BYTES`),
+ * three fresh servers each, after warm-up, server CPU per operation: no-op calls at c=64 0.63 ms
+ * with 8 MiB, 0.56 with 16, 0.52 with 32, 0.49 with 64; 6,000 sends delayed 1 s, their runs
+ * included, 0.90 (8 MiB, on lmdb-js's growing maps), 0.76, 0.62, 0.64 ms. The peak RSS was the
+ * same with 8, 16 and 32 MiB (201–227 MiB), 30 MiB more with 64.
+ */
+const CAP_BYTES = 32 * 2 ** 20;
 
 export interface MappedPageCap {
   stop(): void;
