@@ -16,6 +16,7 @@
  * What is dropped stays in the page cache: the pages a later lookup needs again come back with
  * a minor fault each, and with each fault the kernel maps up to 64 KiB of cached neighbours.
  */
+import { performance } from 'node:perf_hooks';
 import { nativeMemory, residentFileBytes } from './native-memory.js';
 
 /**
@@ -36,6 +37,38 @@ const CHECK_EVERY_MS = 50;
  * same with 8, 16 and 32 MiB (201–227 MiB), 30 MiB more with 64.
  */
 const CAP_BYTES = 32 * 2 ** 20;
+/**
+ * Those hot pages grow with the data file: with a 257 MiB file, drops at 32 MiB came five times
+ * a second again. A drop within `THRASH_MS` of the one before doubles the cap, up to
+ * `MOST_CAP_BYTES`; one after `CALM_MS` without a drop halves it, down to `CAP_BYTES`. Measured
+ * with that file, 10,000 no-op calls at c=64, server CPU per call and peak RSS: 1.02 ms and 212
+ * MiB with the cap held at 32 MiB, 0.60 ms and 234 MiB with it free to reach 64 MiB, 0.60 ms and
+ * 426 MiB with 256 MiB (under `strace`, 2 drops in 15 s against 89 at 32 MiB).
+ */
+const THRASH_MS = 1_000;
+const CALM_MS = 10_000;
+const MOST_CAP_BYTES = 64 * 2 ** 20;
+
+/** The cap in force, from when the drops came (ms, any one clock). */
+export class CapPacing {
+  private lastDrop = -Infinity;
+  private cap: number;
+
+  constructor(private readonly least: number) {
+    this.cap = least;
+  }
+
+  get bytes(): number {
+    return this.cap;
+  }
+
+  dropped(now: number): void {
+    const since = now - this.lastDrop;
+    if (since < THRASH_MS) this.cap = Math.min(2 * this.cap, Math.max(MOST_CAP_BYTES, this.least));
+    else if (since > CALM_MS) this.cap = Math.max(this.cap / 2, this.least);
+    this.lastDrop = now;
+  }
+}
 
 export interface MappedPageCap {
   stop(): void;
@@ -52,10 +85,13 @@ export function startMappedPageCap(
   const native = nativeMemory();
   if (first === undefined || !native) return none;
   let floor = first;
+  const pacing = new CapPacing(capBytes);
   const timer = setInterval(() => {
     const resident = residentFileBytes() ?? floor;
     floor = Math.min(floor, resident);
-    if (resident - floor > capBytes) native.dropMappedPages(mappedFiles);
+    if (resident - floor <= pacing.bytes) return;
+    native.dropMappedPages(mappedFiles);
+    pacing.dropped(performance.now());
   }, everyMs);
   timer.unref();
   return { stop: () => clearInterval(timer) };

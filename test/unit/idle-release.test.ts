@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ReleasePacing } from '../../src/idle-release.js';
-import { startMappedPageCap } from '../../src/mapped-page-cap.js';
+import { CapPacing, startMappedPageCap } from '../../src/mapped-page-cap.js';
 import { nativeMemory } from '../../src/native-memory.js';
 import { EmbeddedStore } from '../../src/store/embedded/embedded-store.js';
 
@@ -73,6 +73,19 @@ test('the mapped pages are dropped once they pass the cap, busy or not', async (
       cap.stop();
     }
   });
+});
+
+test('drops that come back within a second double the cap, up to 64 MiB; ten quiet seconds halve it', (t) => {
+  const MiB = 2 ** 20;
+  const pacing = new CapPacing(32 * MiB);
+  const caps: number[] = [];
+  let now = 0;
+  for (const gap of [5_000, 400, 400, 2_000, 11_000, 11_000]) {
+    now += gap;
+    pacing.dropped(now);
+    caps.push(pacing.bytes / MiB);
+  }
+  t.deepEqual(caps, [32, 64, 64, 64, 32, 32]);
 });
 
 test('a release that load followed within 30 s makes the next wait twice as long, up to a minute', (t) => {
