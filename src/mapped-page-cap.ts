@@ -8,11 +8,12 @@
  * bounded size instead, so the file's pages stay in the kernel's page cache and out of its RSS.
  * Measured with 8 bursts of 2,000 delayed sends (c=64, embedded store): the peak of the
  * process's resident file pages was 198 MiB (54 of them Node's own), 84–113 MiB with this cap
- * (checks every 50–500 ms, caps of 8–16 MiB; no change in CPU per send above the noise); in the
- * bench (S1–S8, `--repeat 3 --alternate 2`, 16 MiB every 100 ms) the peak RSS went from
- * 0.55–1.06× Restate's to 0.37–0.70×. The idle release (idle-release.ts) drops them once the
- * server is quiet; this drops them under load too, whenever they have grown past `CAP_BYTES`
- * above the lowest seen (all of this process's file pages count: its own code's are the floor).
+ * (checks every 50–500 ms, caps of 8–16 MiB; CPU per send looked unchanged then, but measured
+ * again later a cap that low thrashed, see `CAP_BYTES`); in the bench (S1–S8, `--repeat 3
+ * --alternate 2`, 16 MiB every 100 ms) the peak RSS went from 0.55–1.06× Restate's to
+ * 0.37–0.70×. The idle release (idle-release.ts) drops them once the server is quiet; this drops
+ * them under load too, whenever they have grown past the cap (`CapPacing`) above the lowest seen
+ * (all of this process's file pages count: its own code's are the floor).
  * What is dropped stays in the page cache: the pages a later lookup needs again come back with
  * a minor fault each, and with each fault the kernel maps up to 64 KiB of cached neighbours.
  */

@@ -78,8 +78,9 @@ const EMPTY = Buffer.alloc(0);
  * 128 KiB map and doubles it as the file grows, and keeps every earlier map mapped until the
  * store closes (a read may still hold a buffer into one): each page read after a growth became
  * resident once per map. After 20,000 no-op calls (c=64), with no drops (mapped-page-cap.ts),
- * the process held 141 MiB of a 52 MiB data file in 9 maps; with one map, at most the file. Only address space: the file still grows
- * as it is written, and past this size lmdb-js grows the map as before.
+ * the process held 141 MiB of a 52 MiB data file in 9 maps; with one map, at most the file.
+ * Only address space: the file still grows as it is written, and past this size lmdb-js grows
+ * the map as before.
  */
 const MAP_BYTES = 2 ** 36;
 
