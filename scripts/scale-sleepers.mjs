@@ -4,7 +4,7 @@
 // the server while they sleep and reports the time to a healthy restart and until every one
 // completed, each exactly once.
 //
-//   node scripts/scale-sleepers.mjs [--store embedded|redis] [--n 20000] [--sleep-ms 120000] [--concurrency 256] [--no-build]
+//   node scripts/scale-sleepers.mjs [--store embedded|redis] [--n 20000] [--sleep-ms 240000] [--concurrency 256] [--no-build]
 //
 // The sleep must outlast the sending, so that all N are suspended at once.
 import { execFileSync } from 'node:child_process';
@@ -18,7 +18,7 @@ const { values: args } = parseArgs({
   options: {
     store: { type: 'string', default: 'embedded' },
     n: { type: 'string', default: '20000' },
-    'sleep-ms': { type: 'string', default: '120000' },
+    'sleep-ms': { type: 'string', default: '240000' },
     concurrency: { type: 'string', default: '256' },
     'no-build': { type: 'boolean', default: false },
   },
@@ -86,9 +86,10 @@ try {
   await until('every invocation suspended', async () => (await suspended()) >= n, sleepMs - sentAfter);
   const allSuspendedAfter = performance.now() - sendStart;
   // What they hold while they sleep, not the garbage of sending them, which the server gives
-  // back once idle (src/idle-release.ts): read once the RSS has settled (the same for 10 s), a
-  // minute at most.
-  const loaded = await settledMemory(stack.server.pid(), 60_000);
+  // back once idle (src/idle-release.ts: its full collections after a minute of quiet): read
+  // once the RSS has settled (the same for 10 s) after that minute, 90 s at most.
+  await sleep(62_000);
+  const loaded = await settledMemory(stack.server.pid(), 90_000);
   const loadedHeap = await heap();
 
   await stack.server.kill();

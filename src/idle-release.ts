@@ -21,26 +21,32 @@
  * embedded store: 595 MiB, 120 MiB once they are dropped, 115 MiB idle). Under load,
  * mapped-page-cap.ts keeps them down too.
  *
- * It runs once the loop has been idle for three checks in a row (3 s) and the RSS is past a
- * margin above the lowest RSS seen idle. Not at the first idle second: bursts come with lulls
- * of a second or two (2,000 sends delayed by 2 s, 2,000 sleeps of 1 s), and a release inside
- * one made the server pay for it again at once: full collections, LMDB's pages faulted back in,
- * the heap grown again; the bench measured 0.85 ms of server CPU per delayed send with it, 0.72
- * without (S6), 0.84 against 0.78 per sleep (S8).
+ * It works in two steps, because the collections cost what the rest does not. Once the loop has
+ * been idle for three checks in a row (3 s) and the RSS is past a margin above the lowest RSS seen
+ * idle, it gives back the native memory and the mapped pages (`trim`): nothing the next burst
+ * pays for but a few page faults. Not at the first idle second: bursts come with lulls of a
+ * second or two (2,000 sends delayed by 2 s, 2,000 sleeps of 1 s), and a release inside one made
+ * the server pay for it again at once (LMDB's pages faulted back in, malloc's arenas grown
+ * again). The full collections wait for a minute of quiet (`ReleasePacing`).
+ *
+ * Why a minute: a full collection costs the next burst its compiled code. It frees what the
+ * optimized code of the hot paths holds weakly (the last burst's requests, connections,
+ * actors and attempts), and V8 throws that code away ("weak objects" in --trace-deopt: 150-250
+ * functions, whether the collection is a plain one or a last-resort one), so the next burst runs
+ * unoptimized until it is compiled again, which takes thousands of operations. Measured with
+ * bursts of 2,000 delayed sends (c=64, embedded, Node 22), the server's user CPU per burst:
+ * 0.35-0.49 s warm; 1.03-1.18 s in the first burst after a release with collections, 0.44 s
+ * after one with `trim` alone. Keeping the last few requests and attempts alive, so that what
+ * the code refers to stays, only cut the deopts from 180 to 108. So a server loaded again
+ * within a minute keeps its heap and its compiled code. (The bench's D rows leave our server
+ * quiet for ~25 s before each of its next rounds: with collections after 3 s, every round
+ * started cold.)
  * One that leaves the RSS above that margin is tried again on an idle check 2 s later; if it
  * gave back less than the margin too (the live memory really is that big), 4 s later, then 8...
  * up to a minute: a server that holds that much is collected at most once a minute while idle.
- *
- * A release also costs the next burst: its full collections free what the optimized code of
- * the hot paths holds weakly (the burst's connections and the like), and V8 throws that code
- * away ("weak objects" in --trace-deopt: some 170 functions), so the next burst runs
- * unoptimized until it is compiled again. Measured with bursts of 2,000 delayed sends (c=64,
- * embedded, Node 22): 0.93 ms of server CPU per send warm, 1.88 in the burst after a release
- * (1.01 when the release in the 12 s gap ran only minor collections, which give back little).
- * Bursts that come back soon after a release made it too early, so the quiet it waits for
- * doubles each time load returns within 30 s of one (3 s, 6 s, 12 s... up to a minute) and
- * halves again when a release is followed by a long quiet: a server loaded every few seconds
- * keeps its memory and its compiled code, one that went quiet still gives both back.
+ * Load that comes back within a minute of a collection doubles the quiet the next one waits for
+ * (up to 8 minutes), and a collection followed by a longer quiet halves it again: a server loaded
+ * every minute or two keeps its compiled code, one that went quiet still gives its memory back.
  */
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
@@ -50,12 +56,14 @@ import { nativeMemory } from './native-memory.js';
 const CHECK_EVERY_MS = 1000;
 /** Idle: the event loop was busy less than this share of the last check interval. */
 const IDLE_UTILIZATION = 0.02;
-/** Idle checks in a row before a release, at first and at most (`ReleasePacing`). */
-const QUIET_CHECKS = 3;
-const MOST_QUIET_CHECKS = 60;
-/** Load back within this long after a release means the release came too early. */
-const TOO_EARLY_MS = 30_000;
-/** RSS above the idle floor that makes a release worth a full collection. */
+/** Idle checks in a row before native memory and mapped pages are given back. */
+const TRIM_QUIET_CHECKS = 3;
+/** Idle checks in a row before the full collections, at first and at most (`ReleasePacing`). */
+const QUIET_CHECKS = 60;
+const MOST_QUIET_CHECKS = 480;
+/** Load back within this long after a collection means the collection came too early. */
+const TOO_EARLY_MS = 60_000;
+/** RSS above the idle floor that makes a release (either step) worth it. */
 const GROWTH_BYTES = 32 * 2 ** 20;
 /** The wait before trying again after a release that left the RSS above that margin, doubled each time up to the last. */
 const FIRST_RETRY_MS = 2_000;
@@ -77,7 +85,7 @@ export interface IdleReleaseOptions {
 }
 
 /**
- * How many quiet checks in a row the next release waits for: more after a release that load
+ * How many quiet checks in a row the next full collection waits for: more after one that load
  * followed within `TOO_EARLY_MS`, fewer again after one that it did not.
  */
 export class ReleasePacing {
@@ -113,20 +121,34 @@ export function startIdleRelease(opts: IdleReleaseOptions = {}): IdleRelease {
   let last = performance.eventLoopUtilization();
   let quiet = 0;
   const pacing = new ReleasePacing();
+  /** Native memory and mapped pages were given back in this quiet stretch. */
+  let trimmed = false;
+  const trim = () => {
+    const native = nativeMemory();
+    native?.trimMalloc();
+    native?.dropMappedPages(opts.mappedFiles ?? []);
+  };
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
     const busy = performance.eventLoopUtilization(now, last).utilization;
     last = now;
     quiet = busy < IDLE_UTILIZATION ? quiet + 1 : 0;
-    if (quiet === 0) return pacing.busy(performance.now());
+    if (quiet === 0) {
+      trimmed = false;
+      return pacing.busy(performance.now());
+    }
     const rss = process.memoryUsage.rss();
     floor = Math.min(floor, rss);
-    if (quiet < pacing.quietChecks || rss <= floor + GROWTH_BYTES || performance.now() < nextAt) return;
+    if (quiet < TRIM_QUIET_CHECKS || rss <= floor + GROWTH_BYTES || performance.now() < nextAt) return;
+    if (quiet < pacing.quietChecks) {
+      if (!trimmed) trim();
+      trimmed = true;
+      floor = Math.min(floor, process.memoryUsage.rss());
+      return;
+    }
     gc();
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
-    const native = nativeMemory();
-    native?.trimMalloc();
-    native?.dropMappedPages(opts.mappedFiles ?? []);
+    trim();
     const after = process.memoryUsage.rss();
     floor = Math.min(floor, after);
     // One that gave much back is worth again soon: right after a burst, what its last work

@@ -2,8 +2,8 @@
  * What idle-release.ts gives back besides V8's heap: the resident pages of the embedded store's
  * mapped data file leave this process's RSS (native-memory.ts), and what they hold is read again
  * unchanged; mapped-page-cap.ts drops them without waiting for quiet once they pile up. And how
- * long the idle release waits: longer after releases that load followed soon, shorter again
- * after one followed by a long quiet.
+ * long the idle release's full collections wait: longer after ones that load followed soon,
+ * shorter again after one followed by a long quiet.
  */
 import test from 'ava';
 import { readFileSync } from 'node:fs';
@@ -88,36 +88,36 @@ test('drops that come back within a second double the cap, up to 64 MiB; ten qui
   t.deepEqual(caps, [32, 64, 64, 64, 32, 32]);
 });
 
-test('a release that load followed within 30 s makes the next wait twice as long, up to a minute', (t) => {
+test('a collection that load followed within a minute makes the next wait twice as long, up to 8 minutes', (t) => {
   const pacing = new ReleasePacing();
-  t.is(pacing.quietChecks, 3);
-  pacing.busy(1_000); // load without a release before it changes nothing
-  t.is(pacing.quietChecks, 3);
+  t.is(pacing.quietChecks, 60);
+  pacing.busy(1_000); // load without a collection before it changes nothing
+  t.is(pacing.quietChecks, 60);
   let now = 0;
   const waits: number[] = [];
-  for (let i = 0; i < 6; i++) {
+  for (let i = 0; i < 5; i++) {
     pacing.released(now);
-    now += 10_000;
+    now += 30_000;
     pacing.busy(now);
     pacing.busy(now + 1_000); // the rest of the burst counts once
     waits.push(pacing.quietChecks);
   }
-  t.deepEqual(waits, [6, 12, 24, 48, 60, 60]);
+  t.deepEqual(waits, [120, 240, 480, 480, 480]);
 });
 
-test('a release followed by a long quiet makes the next wait half as long, down to 3 s', (t) => {
+test('a collection followed by a long quiet makes the next wait half as long, down to a minute', (t) => {
   const pacing = new ReleasePacing();
   let now = 0;
   for (let i = 0; i < 3; i++) {
     pacing.released(now);
     pacing.busy((now += 5_000));
   }
-  t.is(pacing.quietChecks, 24);
+  t.is(pacing.quietChecks, 480);
   const waits: number[] = [];
   for (let i = 0; i < 4; i++) {
     pacing.released(now);
-    pacing.busy((now += 45_000));
+    pacing.busy((now += 90_000));
     waits.push(pacing.quietChecks);
   }
-  t.deepEqual(waits, [12, 6, 3, 3]);
+  t.deepEqual(waits, [240, 120, 60, 60]);
 });
