@@ -139,8 +139,9 @@ export function startIdleRelease(opts: IdleReleaseOptions = {}): IdleRelease {
     }
     const rss = process.memoryUsage.rss();
     floor = Math.min(floor, rss);
-    if (quiet < TRIM_QUIET_CHECKS || rss <= floor + GROWTH_BYTES || performance.now() < nextAt) return;
-    if (quiet < pacing.quietChecks) {
+    if (quiet < TRIM_QUIET_CHECKS || rss <= floor + GROWTH_BYTES) return;
+    // The backoff after a collection holds back the next collection, not this stretch's trim.
+    if (quiet < pacing.quietChecks || performance.now() < nextAt) {
       if (!trimmed) trim();
       trimmed = true;
       floor = Math.min(floor, process.memoryUsage.rss());
@@ -149,6 +150,7 @@ export function startIdleRelease(opts: IdleReleaseOptions = {}): IdleRelease {
     gc();
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     trim();
+    trimmed = true;
     const after = process.memoryUsage.rss();
     floor = Math.min(floor, after);
     // One that gave much back is worth again soon: right after a burst, what its last work

@@ -4,7 +4,7 @@
  * Like Restate, the u64 key space is cut into equal ranges, so the partition of a key depends
  * only on the (fixed) partition count.
  */
-import { partitionKeyHalvesOf, partitionKeyOf } from '../protocol/ids.js';
+import { clockedPartitionKey, partitionKeyHalvesOf, partitionKeyOf } from '../protocol/ids.js';
 import { randomBytes } from '../random.js';
 
 export function partitionOf(partitionKey: bigint, partitions: number): number {
@@ -40,10 +40,18 @@ export function partitionOfId(id: string, partitions: number): number {
   return Math.floor((hi * partitions + Math.floor((lo * partitions) / 2 ** 32)) / 2 ** 32);
 }
 
-/** A random partition key of `partition`: the keys k with floor(k * partitions / 2^64) = partition. */
-export function randomKeyIn(partition: number, partitions: number): bigint {
+/**
+ * A partition key of `partition` (the keys k with floor(k * partitions / 2^64) = partition) for
+ * an unkeyed invocation made at `now`: ids.ts's `clockedPartitionKey` with a high 16 bits whose
+ * every key lies in the partition; past 32,768 partitions, where a partition may hold no such
+ * range, a random key of the partition.
+ */
+export function keyInAt(partition: number, partitions: number, now: number): bigint {
   const n = BigInt(partitions);
   const first = (BigInt(partition) * 2n ** 64n + n - 1n) / n;
   const end = (BigInt(partition + 1) * 2n ** 64n + n - 1n) / n;
+  const lowestTop = Number((first + 2n ** 48n - 1n) >> 48n);
+  const tops = Number(end >> 48n) - lowestTop;
+  if (tops > 0) return clockedPartitionKey(lowestTop + Math.floor(Math.random() * tops), now);
   return first + (randomBytes(8).readBigUInt64BE(0) % (end - first));
 }

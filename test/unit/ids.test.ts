@@ -1,5 +1,5 @@
 import test from 'ava';
-import { partitionOf, partitionOfId } from '../../src/model/partitioning.js';
+import { keyInAt, partitionOf, partitionOfId } from '../../src/model/partitioning.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
@@ -18,7 +18,8 @@ import {
   parseU128Id,
   parseInvocationId,
   partitionKeyOf,
-  randomPartitionKey,
+  clockedPartitionKey,
+  unkeyedPartitionKey,
   type IdErrorReason,
   type InvocationId,
 } from '../../src/protocol/ids.js';
@@ -110,7 +111,10 @@ test('extreme values are zero-padded to fixed width and round-trip', (t) => {
   t.is(s.length, 38);
   t.deepEqual(parseInvocationId(s), max);
   for (let i = 0; i < 200; i++) {
-    const id = { partitionKey: randomPartitionKey(), uuid: newInvocationId(0n).uuid };
+    const id = {
+      partitionKey: Buffer.from(newInvocationId(0n).uuid).readBigUInt64BE(8),
+      uuid: newInvocationId(0n).uuid,
+    };
     t.deepEqual(parseInvocationId(invocationIdToString(id)), id);
   }
 });
@@ -171,9 +175,45 @@ test('partition keys: stable per key, 64-bit, independent of anything but the ke
     const pk = partitionKeyOf(k);
     t.true(pk >= 0n && pk < 2n ** 64n);
   }
-  const r = randomPartitionKey();
-  t.true(r >= 0n && r < 2n ** 64n);
-  t.not(randomPartitionKey(), randomPartitionKey());
+});
+
+test('an unkeyed id holds the time it was made where the store orders by it, in the partition its key names', (t) => {
+  const readByRestate = (id: string) => {
+    const key = Buffer.alloc(8);
+    key.writeBigUInt64BE(parseInvocationId(id).partitionKey);
+    return key.readBigUInt64LE(0);
+  };
+  const at = Date.parse('2026-11-29T10:00:00.123Z');
+  for (const partitions of [1, 24, 1000]) {
+    for (const partition of [0, Math.floor(partitions / 2), partitions - 1]) {
+      const id = invocationIdToString(newInvocationId(keyInAt(partition, partitions, at)));
+      t.is(partitionOfId(id, partitions), partition);
+      t.is(readByRestate(id) >> 16n, BigInt(at));
+    }
+  }
+  const any = invocationIdToString(newInvocationId(unkeyedPartitionKey(at)));
+  t.is(readByRestate(any) >> 16n, BigInt(at));
+  t.is(clockedPartitionKey(0xabcd, at) >> 48n, 0xabcdn);
+});
+
+test('the ids of a burst sit together in the store, among those of the ten minutes before', (t) => {
+  const start = Date.parse('2026-11-29T10:00:00Z');
+  const id = (at: number) => invocationIdToString(newInvocationId(keyInAt(5, 24, at)));
+  const older = Array.from({ length: 10_000 }, (_, i) => ({ burst: false, id: id(start + i * 60) }));
+  const burst = Array.from({ length: 1_000 }, (_, i) => ({ burst: true, id: id(start + 600_000 + i) }));
+  const sorted = [...older, ...burst].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  // A run: ids of the burst next to each other in the store's order. Random keys make ~1,000.
+  const runs = sorted.filter((x, i) => x.burst && !sorted[i - 1]?.burst).length;
+  t.true(runs <= 12, `${runs} runs`);
+});
+
+test('keyInAt keeps to its partition where no 16-bit prefix fits in one', (t) => {
+  for (const partitions of [32_768, 40_000, 2 ** 20, 2 ** 24 + 3]) {
+    for (const partition of [0, 1, Math.floor(partitions / 3), partitions - 1]) {
+      const key = keyInAt(partition, partitions, Date.now());
+      t.is(partitionOf(key, partitions), partition, `${partitions} partitions, partition ${partition}`);
+    }
+  }
 });
 
 // --- awakeable ids -----------------------------------------------------------------------------

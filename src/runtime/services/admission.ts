@@ -9,9 +9,9 @@
  */
 import type { InvocationInput } from '../../../machines/invocation.js';
 import { idempotentInvocationId, workflowRunId } from '../../model/ids.js';
-import { partitionOfId, randomKeyIn, targetPartitionKey } from '../../model/partitioning.js';
+import { keyInAt, partitionOfId, targetPartitionKey } from '../../model/partitioning.js';
 import { encodeInputCommand, MessageType } from '../../protocol/messages.js';
-import { invocationIdToString, newInvocationId, partitionKeyOf, randomPartitionKey } from '../../protocol/ids.js';
+import { invocationIdToString, newInvocationId, partitionKeyOf, unkeyedPartitionKey } from '../../protocol/ids.js';
 import type { Registry } from '../../registry/registry.js';
 import { vqueueIdOf } from '../../registry/resource-id.js';
 import { completionRetentionOf, isWorkflowRun, type EffectiveHandler } from '../../registry/types.js';
@@ -76,7 +76,7 @@ export function admit(
   const id =
     req.invocationId ??
     derived ??
-    invocationIdToString(newInvocationId(targetPartitionKey(req.target) ?? partitionKeyHere(deps)));
+    invocationIdToString(newInvocationId(targetPartitionKey(req.target) ?? partitionKeyHere(deps, now)));
   const delayed = req.executeAt !== undefined && req.executeAt > now;
   const bounded = req.target.scope !== undefined && !delayed && req.invokedBy === 'ingress';
   return {
@@ -130,10 +130,10 @@ export function forwardable(a: Admission): Admission {
 }
 
 /** A partition key of a partition this node owns, so an unkeyed invocation runs here; any when it owns none yet. */
-function partitionKeyHere(deps: AdmissionDeps): bigint {
+function partitionKeyHere(deps: AdmissionDeps, now: number): bigint {
   const owned = deps.placement.owned();
-  if (owned.length === 0) return randomPartitionKey();
-  return randomKeyIn(owned[Math.floor(Math.random() * owned.length)]!, deps.partitions);
+  if (owned.length === 0) return unkeyedPartitionKey(now);
+  return keyInAt(owned[Math.floor(Math.random() * owned.length)]!, deps.partitions, now);
 }
 
 /** Exclusive handlers run one at a time per key: a virtual object's non-shared handlers, a workflow's `run`. */

@@ -9,7 +9,7 @@ import {
   encodeNotification,
   MessageType,
 } from '../../../protocol/messages.js';
-import { invocationIdToString, newInvocationId, partitionKeyOf, randomPartitionKey } from '../../../protocol/ids.js';
+import { invocationIdToString, newInvocationId, partitionKeyOf, unkeyedPartitionKey } from '../../../protocol/ids.js';
 import type { Target } from '../../../../machines/invocation.js';
 import { isWorkflowRun } from '../../../registry/types.js';
 import type { JournalEntry } from '../../../store/types.js';
@@ -36,7 +36,10 @@ function callee(
   if (isWorkflowRun(resolved)) return { target, id: workflowRunId(target.service, c.key) };
   if (c.idempotencyKey !== undefined)
     return { target, id: idempotentInvocationId(target.service, target.key, target.handler, c.idempotencyKey) };
-  return { target, id: invocationIdToString(newInvocationId(keyed ? partitionKeyOf(c.key) : randomPartitionKey())) };
+  return {
+    target,
+    id: invocationIdToString(newInvocationId(keyed ? partitionKeyOf(c.key) : unkeyedPartitionKey(scope.now))),
+  };
 }
 
 export function callCommand(scope: CommandScope, entry: JournalEntry): CommandOutcome {
