@@ -142,7 +142,8 @@ export function startIdleRelease(opts: IdleReleaseOptions = {}): IdleRelease {
     if (quiet < TRIM_QUIET_CHECKS || rss <= floor + GROWTH_BYTES) return;
     // The backoff after a collection holds back the next collection, not this stretch's trim.
     if (quiet < pacing.quietChecks || performance.now() < nextAt) {
-      if (!trimmed) trim();
+      if (trimmed) return;
+      trim();
       trimmed = true;
       floor = Math.min(floor, process.memoryUsage.rss());
       return;
