@@ -13,6 +13,23 @@ export class SerialQueue {
   }
 }
 
+/**
+ * A serial queue whose job may let the next one start before it ends, by calling the `handOff`
+ * it is given (a key's lock once its change is on its way to the store: kernel/object-keys.ts).
+ * A job that ends, or fails, without handing off hands off then.
+ */
+export class HandOffQueue {
+  private tail: Promise<void> = Promise.resolve();
+
+  run<T>(job: (handOff: () => void) => Promise<T>): Promise<T> {
+    let handOff!: () => void;
+    const slot = new Promise<void>((resolve) => (handOff = resolve));
+    const next = this.tail.then(() => job(handOff)).finally(handOff);
+    this.tail = slot;
+    return next;
+  }
+}
+
 /** One serial queue per key, kept only while it has jobs. */
 export class KeyedSerialQueue {
   private readonly tails = new Map<string, Promise<unknown>>();

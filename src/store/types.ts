@@ -135,7 +135,15 @@ export interface Transition {
   outboxRemove?: string[];
   records?: RecordWrite[];
   history?: Array<{ id: string; entries: HistoryEntry[] }>;
+  /**
+   * Nobody waits for this commit soon (an invocation that joins its key's inbox): the store may
+   * hold it back, at most `LAZY_COMMIT_MS`, to write it with the next commit, one fsync for both.
+   */
+  lazy?: boolean;
 }
+
+/** How long a `lazy` commit may wait for another one to share its fsync. */
+export const LAZY_COMMIT_MS = 2;
 
 /** Thrown by `commit` when a journal append finds another length, or a record another value, than expected. */
 export class TransitionConflict extends Error {

@@ -317,3 +317,95 @@ test('a lock change queued behind one whose commit failed runs on the lock read 
     'inv-b',
   );
 });
+
+test('overlapping lock changes are computed one from the other and handed to the store before the first answers', async (t) => {
+  const { store, rec } = t.context;
+  const partition = partitionOf(partitionKeyOf('k2'), PARTITIONS);
+  const events: string[] = [];
+  let answerFirst!: () => void;
+  const firstAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
+  const first = rec.locks.with(
+    partition,
+    'Counter',
+    'k2',
+    (lock) =>
+      lock.change({ type: 'acquire', invocationId: 'inv-a' }, async (c) => {
+        events.push('a handed over');
+        const stored = store.commit({ partition, records: [c.record] });
+        await firstAnswered;
+        await stored;
+        events.push('a stored');
+      }),
+    undefined,
+    true,
+  );
+  const second = rec.locks.with(
+    partition,
+    'Counter',
+    'k2',
+    (lock) =>
+      lock.change({ type: 'acquire', invocationId: 'inv-b' }, async (c) => {
+        events.push('b handed over');
+        await store.commit({ partition, records: [c.record] });
+        events.push('b stored');
+      }),
+    undefined,
+    true,
+  );
+  // A job without overlap reads the lock only once both are stored.
+  const holder = rec.locks.with(partition, 'Counter', 'k2', async (lock) => {
+    events.push('read');
+    return lock.holder;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  t.deepEqual(events.slice(0, 2), ['a handed over', 'b handed over'], 'the second change did not wait for the first');
+  answerFirst();
+  t.deepEqual((await first).granted, ['inv-a']);
+  t.deepEqual((await second).granted, [], 'computed from the first: it joins the inbox');
+  t.is(await holder, 'inv-a');
+  t.is(events.indexOf('read'), 4, `read after both were stored: ${events.join(', ')}`);
+  const stored = readObjectKey(
+    await store.getRecord(partition, RecordKind.objectKey, objectRecordKey('Counter', 'k2')),
+  );
+  t.is(stored.context.holder, 'inv-a');
+  t.deepEqual(stored.context.inbox, ['inv-b']);
+});
+
+test('an overlapping lock change computed from one whose commit failed runs again on the lock read back from the store', async (t) => {
+  const { store, rec } = t.context;
+  const partition = partitionOf(partitionKeyOf('k3'), PARTITIONS);
+  let failFirst!: () => void;
+  const firstFails = new Promise<void>((_, reject) => (failFirst = () => reject(new Error('reply lost'))));
+  const first = rec.locks.with(
+    partition,
+    'Counter',
+    'k3',
+    (lock) => lock.change({ type: 'acquire', invocationId: 'inv-a' }, () => firstFails),
+    undefined,
+    true,
+  );
+  let tries = 0;
+  const second = rec.locks.with(
+    partition,
+    'Counter',
+    'k3',
+    (lock) =>
+      lock.change({ type: 'acquire', invocationId: 'inv-b' }, (c) => {
+        tries++;
+        // The first try expects the first change's record, which never reached the store.
+        return store.commit({ partition, records: [c.record] });
+      }),
+    undefined,
+    true,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  failFirst();
+  await t.throwsAsync(first, { message: 'reply lost' });
+  t.deepEqual((await second).granted, ['inv-b'], 'the store held no holder: the key is free for the second');
+  t.is(tries, 2, 'refused once, then run again');
+  t.is(
+    readObjectKey(await store.getRecord(partition, RecordKind.objectKey, objectRecordKey('Counter', 'k3'))).context
+      .holder,
+    'inv-b',
+  );
+});

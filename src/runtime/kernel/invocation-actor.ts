@@ -135,6 +135,8 @@ export class InvocationActor {
   /**
    * Creates and commits a new invocation with its first journal entries (Input), then starts
    * it. `handler`: the one it was admitted with, which its attempts use while it is current.
+   * `made`: told of the actor before its creating commit is handed to the store (its jobs queue
+   * behind that commit).
    */
   static async create(
     ports: ActorPorts,
@@ -143,10 +145,12 @@ export class InvocationActor {
     entries: JournalEntry[],
     extra: ExtraWrites = {},
     handler?: EffectiveHandler,
+    made?: (actor: InvocationActor) => void,
   ): Promise<InvocationActor> {
     const [snapshot, actions] = invocationSteps.initial(input);
     const actor = new InvocationActor(ports, input.id, partition, snapshot, new JournalView(), false);
     actor.handler = handler;
+    made?.(actor);
     const init: SteppedEvent = { event: { type: 'xstate.init', now: input.now }, snapshot };
     await actor.run(() =>
       actor.store(
@@ -359,6 +363,7 @@ export class InvocationActor {
             this.ports.store.commit({ ...t, records: [...(t.records ?? []), c.record] }),
           ),
         target.scope,
+        true,
       );
       return change.granted;
     };

@@ -12,13 +12,19 @@
  * change also expects the record to hold what this actor last read or wrote (a
  * compare-and-set in the store), so the lock can only move from the holder the store names,
  * whatever an actor believes.
+ *
+ * The changes of a creation and of a completion may overlap: each is computed from the one
+ * before while that one's commit is still on its way, so a caller joining a busy key's inbox
+ * and the holder's completion go to the store together (one fsync on the embedded store, whose
+ * inbox commit is `lazy`), not one after the other. A key whose actor leaves memory is read
+ * again only once its changes in flight have their answers.
  */
 import { objectKeyEffects, objectKeySteps, type ObjectKeyEvent } from '../../../machines/object-key.js';
-import type { RecordWrite, Store } from '../../store/types.js';
+import { TransitionConflict, type RecordWrite, type Store } from '../../store/types.js';
 import { objectRecordKey, readObjectKey, RecordKind } from '../../model/persisted.js';
 import { persistObjectKey, restoreObjectKey, type ObjectKeySnapshot } from './snapshots.js';
 import { RecordActor } from './record-actor.js';
-import { SerialQueue } from '../../serial-queue.js';
+import { HandOffQueue } from '../../serial-queue.js';
 import { ActorRetired } from './retired.js';
 import { SingleFlight } from './single-flight.js';
 import { recordActorsInMemory } from '../../telemetry/metrics.js';
@@ -30,9 +36,13 @@ export interface LockChange {
 }
 
 export class ObjectKeyActor extends RecordActor<ObjectKeySnapshot, LockChange> {
-  private readonly queue = new SerialQueue();
+  private readonly queue = new HandOffQueue();
   /** Left memory (kernel/retired.ts): every later job is refused. */
   private retired = false;
+  /** Commits of changes handed to the store that have not answered yet. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  /** The running job's hand-off: an overlapping change lets the next job start once it is on its way. */
+  private handOff: (() => void) | undefined;
 
   constructor(
     readonly service: string,
@@ -72,15 +82,32 @@ export class ObjectKeyActor extends RecordActor<ObjectKeySnapshot, LockChange> {
     return this.retired;
   }
 
-  /** Runs `job` after every earlier job of this key; refused with `ActorRetired` once it left memory. */
-  run<T>(job: () => Promise<T>): Promise<T> {
-    return this.queue.run(() => {
+  /** Once every change handed to the store has its answer, whichever it was. */
+  get settled(): Promise<unknown> {
+    return Promise.allSettled(this.inFlight);
+  }
+
+  /**
+   * Runs `job` after every earlier job of this key; refused with `ActorRetired` once it left
+   * memory. With `overlap`, the job may start while earlier changes are still being committed
+   * (its own change is computed from theirs and committed behind them) and the next job may
+   * start once its change is on its way; without, it starts once they all answered, so what it
+   * reads of the lock is stored.
+   */
+  run<T>(job: () => Promise<T>, overlap = false): Promise<T> {
+    return this.queue.run(async (handOff) => {
       if (this.retired) throw new ActorRetired(`${this.service}/${this.key}`);
-      return job();
+      if (!overlap) await this.settled;
+      if (overlap) this.handOff = handOff;
+      try {
+        return await job();
+      } finally {
+        if (this.handOff === handOff) this.handOff = undefined;
+      }
     });
   }
 
-  /** Leaves memory if the key is free once the jobs before this one are done; resolves with whether it left. */
+  /** Leaves memory if the key is free once the jobs before this one and their commits are done; resolves with whether it left. */
   retireIfFree(): Promise<boolean> {
     return this.run(async () => {
       if (!this.isFree) return false;
@@ -91,7 +118,8 @@ export class ObjectKeyActor extends RecordActor<ObjectKeySnapshot, LockChange> {
 
   /**
    * Computes a lock change; `commit` must store `change.record` with the caller's own writes.
-   * The in-memory state moves only once that commit succeeded. Call inside `run`.
+   * The in-memory state moves once that commit succeeded, or, in a job run with `overlap`, once
+   * `commit` handed it to the store (the next job may start then). Call inside `run`.
    */
   async change(event: ObjectKeyEvent, commit: (change: LockChange) => Promise<void>): Promise<LockChange> {
     this.checkFresh();
@@ -105,9 +133,31 @@ export class ObjectKeyActor extends RecordActor<ObjectKeySnapshot, LockChange> {
       },
       granted: objectKeyEffects(actions).map((e) => e.params.invocationId),
     };
-    const done = await this.apply(next, change, commit);
-    if (this.isFree) this.freed();
-    return done;
+    const handOff = this.handOff;
+    this.handOff = undefined;
+    if (!handOff) {
+      const done = await this.apply(next, change, commit);
+      if (this.isFree) this.freed();
+      return done;
+    }
+    // Computed from changes not stored yet: if one of them fails, the store refuses this one
+    // too (its record expects theirs) and nothing of it is written, so its job runs again on
+    // the lock read back from the store.
+    const ahead = this.inFlight.size > 0;
+    let settled!: () => void;
+    const answered = new Promise<void>((resolve) => (settled = resolve));
+    this.inFlight.add(answered);
+    try {
+      const done = await this.applyAhead(next, change, commit, handOff);
+      if (this.isFree) this.freed();
+      return done;
+    } catch (err) {
+      if (ahead && err instanceof TransitionConflict) throw new ActorRetired(`${this.service}/${this.key}`);
+      throw err;
+    } finally {
+      this.inFlight.delete(answered);
+      settled();
+    }
   }
 }
 
@@ -122,6 +172,11 @@ export class ObjectLocks {
   /** In order of last use: a Map iterates in insertion order, and a use re-inserts. */
   private readonly actors = new Map<string, ObjectKeyActor>();
   private readonly loading = new SingleFlight<ObjectKeyActor>();
+  /**
+   * Keys whose actor left memory with changes still on their way to the store: the key is read
+   * again only once they have their answers, so it is read as they left it.
+   */
+  private readonly draining = new Map<string, Promise<unknown>>();
   /** The partition of each key in memory (`forgetPartition`). */
   private readonly partitionOf = new Map<string, number>();
 
@@ -150,11 +205,12 @@ export class ObjectLocks {
     key: string,
     job: (lock: ObjectKeyActor) => Promise<T>,
     scope?: string,
+    overlap = false,
   ): Promise<T> {
     for (;;) {
       const lock = await this.get(partition, service, key, scope);
       try {
-        return await lock.run(() => job(lock));
+        return await lock.run(() => job(lock), overlap);
       } catch (err) {
         if (!(err instanceof ActorRetired)) throw err;
       }
@@ -171,6 +227,7 @@ export class ObjectLocks {
       return live;
     }
     return this.loading.run(id, async () => {
+      await this.draining.get(id);
       const stored = await this.store.getRecord(partition, RecordKind.objectKey, id);
       const snapshot =
         stored !== undefined ? restoreObjectKey(readObjectKey(stored)) : objectKeySteps.initial({ service, key })[0];
@@ -201,6 +258,10 @@ export class ObjectLocks {
 
   private drop(id: string, actor: ObjectKeyActor): void {
     if (this.actors.get(id) !== actor) return;
+    const drained: Promise<unknown> = actor.settled.then(() => {
+      if (this.draining.get(id) === drained) this.draining.delete(id);
+    });
+    this.draining.set(id, drained);
     this.actors.delete(id);
     this.partitionOf.delete(id);
     recordActorsInMemory('object_key', -1);

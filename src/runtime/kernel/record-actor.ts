@@ -34,6 +34,32 @@ export abstract class RecordActor<S, C extends { record: RecordWrite }> {
     if (this.stale) throw new ActorRetired(this.name);
   }
 
+  /**
+   * Like `apply`, but moves to `next` as soon as `commit` has handed the change to the store,
+   * then calls `handedOver`: a change made after it is computed from it and committed behind it
+   * (a store commits in order). Its record expects this one's, so the store refuses it if this
+   * commit fails. Resolves, or fails, with the commit.
+   */
+  protected async applyAhead(
+    next: S,
+    change: C,
+    commit: (change: C) => Promise<void>,
+    handedOver: () => void,
+  ): Promise<C> {
+    const committed = commit(change);
+    this.snapshot = next;
+    this.stored = change.record.value;
+    handedOver();
+    try {
+      await committed;
+    } catch (err) {
+      this.stale = true;
+      this.lost(err);
+      throw err;
+    }
+    return change;
+  }
+
   /** Stores `change` through `commit` (which adds the caller's writes), then moves to `next`. */
   protected async apply(next: S, change: C, commit: (change: C) => Promise<void>): Promise<C> {
     try {

@@ -150,20 +150,25 @@ export class Invocations {
       async (lock) => {
         let created: InvocationActor | undefined;
         await lock.change({ type: 'acquire', invocationId: input.id }, async (change) => {
+          // Known before the key's queue moves on (at once: the next change of the key may be
+          // computed while this commit is on its way), so a grant finds this actor, not a second copy.
           created = await InvocationActor.create(
             this.deps.ports,
             partition,
             { ...input, lockHeld: change.granted.includes(input.id) },
             entries,
-            { records: [change.record] },
+            // Only joining the inbox: nobody needs this commit before the lock comes to it (a
+            // send's 202 waits for it, at most LAZY_COMMIT_MS more).
+            change.granted.includes(input.id) ? { records: [change.record] } : { records: [change.record], lazy: true },
             a.handler,
+            (made) => this.deps.actors.add(made),
           );
-          // Known before the key's queue moves on, so a grant finds this actor, not a second copy.
-          if (created.status !== 'completed') this.deps.actors.add(created);
+          if (created.status === 'completed') this.deps.actors.remove(created);
         });
         return created!;
       },
       scope,
+      true,
     );
   }
 

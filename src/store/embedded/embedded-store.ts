@@ -44,6 +44,7 @@ import {
 import {
   Fenced,
   HISTORY_LIMIT,
+  LAZY_COMMIT_MS,
   TransitionConflict,
   type HistoryEntry,
   type JournalEntry,
@@ -103,6 +104,10 @@ export interface EmbeddedStoreOptions {
 
 export class EmbeddedStore implements Store {
   private pending: PendingWrite[] = [];
+  /** A flush of `pending` is scheduled for this event-loop turn. */
+  private flushing = false;
+  /** When the lazy writes in `pending` go, if nothing else takes them first. */
+  private lazyTimer: NodeJS.Timeout | undefined;
   private readonly positions = new Positions();
   private readonly metrics = storeMetrics('embedded');
   private readonly tenure = new Tenure();
@@ -158,14 +163,14 @@ export class EmbeddedStore implements Store {
     checkTransition(t);
     // Built now, not when the write runs: the caller may reuse its objects.
     const plan = planTransition(t);
-    if (!this.coordination) return this.write(() => this.apply(t, plan, undefined));
+    if (!this.coordination) return this.write(() => this.apply(t, plan, undefined), t.lazy);
     // Refused here, without a transaction, when this worker does not hold the partition now.
     const epoch = this.tenure.epochFor(t.partition);
     const lapsed = this.tenure.confirmation(t.partition);
     if (lapsed) await lapsed;
     return this.tenure.track(
       t.partition,
-      this.write(() => this.apply(t, plan, epoch)),
+      this.write(() => this.apply(t, plan, epoch), t.lazy),
     );
   }
 
@@ -186,19 +191,30 @@ export class EmbeddedStore implements Store {
    * 20% more server CPU per call and 40 MiB more RSS. The fsync stays on every call's path
    * either way, and on two cores the SDK and the load use the time this thread waits.
    * A write that throws a TransitionConflict or Fenced has written nothing (see `apply`) and fails alone.
+   * A `lazy` write waits up to LAZY_COMMIT_MS for another one to go with.
    */
-  private write<T>(change: () => T): Promise<T> {
+  private write<T>(change: () => T, lazy = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let result: T;
       const writes = () => {
         result = change();
       };
       this.pending.push({ writes, since: performance.now(), resolve: () => resolve(result), reject });
-      if (this.pending.length === 1) setImmediate(() => this.flushPending());
+      if (!lazy) this.flushSoon();
+      else this.lazyTimer ??= setTimeout(() => this.flushSoon(), LAZY_COMMIT_MS);
     });
   }
 
+  private flushSoon(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(() => this.flushPending());
+  }
+
   private flushPending(): void {
+    this.flushing = false;
+    clearTimeout(this.lazyTimer);
+    this.lazyTimer = undefined;
     const batch = this.pending;
     this.pending = [];
     const conflicts = new Map<PendingWrite, TransitionConflict | Fenced>();
