@@ -97,8 +97,8 @@ export class ObjectKeyActor extends RecordActor<ObjectKeySnapshot, LockChange> {
   run<T>(job: () => Promise<T>, overlap = false): Promise<T> {
     return this.queue.run(async (handOff) => {
       if (this.retired) throw new ActorRetired(`${this.service}/${this.key}`);
-      if (!overlap) await this.settled;
       if (overlap) this.handOff = handOff;
+      else await this.settled;
       try {
         return await job();
       } finally {
@@ -135,28 +135,36 @@ export class ObjectKeyActor extends RecordActor<ObjectKeySnapshot, LockChange> {
     };
     const handOff = this.handOff;
     this.handOff = undefined;
-    if (!handOff) {
-      const done = await this.apply(next, change, commit);
-      if (this.isFree) this.freed();
-      return done;
-    }
-    // Computed from changes not stored yet: if one of them fails, the store refuses this one
-    // too (its record expects theirs) and nothing of it is written, so its job runs again on
-    // the lock read back from the store.
+    const done = handOff
+      ? await this.changeAhead(next, change, commit, handOff)
+      : await this.apply(next, change, commit);
+    if (this.isFree) this.freed();
+    return done;
+  }
+
+  /**
+   * A change computed from changes not stored yet: if one of them fails, the store refuses this
+   * one too (its record expects theirs) and nothing of it is written, so its job runs again on
+   * the lock read back from the store.
+   */
+  private async changeAhead(
+    next: ObjectKeySnapshot,
+    change: LockChange,
+    commit: (change: LockChange) => Promise<void>,
+    handOff: () => void,
+  ): Promise<LockChange> {
     const ahead = this.inFlight.size > 0;
-    let settled!: () => void;
-    const answered = new Promise<void>((resolve) => (settled = resolve));
-    this.inFlight.add(answered);
+    // In the set before the next job starts: `handOff` resolves a promise, so that job runs a
+    // microtask later at the earliest.
+    const committed = this.applyAhead(next, change, commit, handOff);
+    this.inFlight.add(committed);
     try {
-      const done = await this.applyAhead(next, change, commit, handOff);
-      if (this.isFree) this.freed();
-      return done;
+      return await committed;
     } catch (err) {
       if (ahead && err instanceof TransitionConflict) throw new ActorRetired(`${this.service}/${this.key}`);
       throw err;
     } finally {
-      this.inFlight.delete(answered);
-      settled();
+      this.inFlight.delete(committed);
     }
   }
 }

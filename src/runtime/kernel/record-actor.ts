@@ -47,9 +47,26 @@ export abstract class RecordActor<S, C extends { record: RecordWrite }> {
     handedOver: () => void,
   ): Promise<C> {
     const committed = commit(change);
+    this.moveTo(next, change);
+    handedOver();
+    await this.answer(committed);
+    return change;
+  }
+
+  /** Stores `change` through `commit` (which adds the caller's writes), then moves to `next`. */
+  protected async apply(next: S, change: C, commit: (change: C) => Promise<void>): Promise<C> {
+    await this.answer(commit(change));
+    this.moveTo(next, change);
+    return change;
+  }
+
+  private moveTo(next: S, change: C): void {
     this.snapshot = next;
     this.stored = change.record.value;
-    handedOver();
+  }
+
+  /** The commit's answer; a failed one leaves the actor stale, its outcome unknown. */
+  private async answer(committed: Promise<void>): Promise<void> {
     try {
       await committed;
     } catch (err) {
@@ -57,20 +74,5 @@ export abstract class RecordActor<S, C extends { record: RecordWrite }> {
       this.lost(err);
       throw err;
     }
-    return change;
-  }
-
-  /** Stores `change` through `commit` (which adds the caller's writes), then moves to `next`. */
-  protected async apply(next: S, change: C, commit: (change: C) => Promise<void>): Promise<C> {
-    try {
-      await commit(change);
-    } catch (err) {
-      this.stale = true;
-      this.lost(err);
-      throw err;
-    }
-    this.snapshot = next;
-    this.stored = change.record.value;
-    return change;
   }
 }

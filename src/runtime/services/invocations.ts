@@ -152,14 +152,15 @@ export class Invocations {
         await lock.change({ type: 'acquire', invocationId: input.id }, async (change) => {
           // Known before the key's queue moves on (at once: the next change of the key may be
           // computed while this commit is on its way), so a grant finds this actor, not a second copy.
+          const lockHeld = change.granted.includes(input.id);
           created = await InvocationActor.create(
             this.deps.ports,
             partition,
-            { ...input, lockHeld: change.granted.includes(input.id) },
+            { ...input, lockHeld },
             entries,
             // Only joining the inbox: nobody needs this commit before the lock comes to it (a
             // send's 202 waits for it, at most LAZY_COMMIT_MS more).
-            change.granted.includes(input.id) ? { records: [change.record] } : { records: [change.record], lazy: true },
+            { records: [change.record], ...(lockHeld ? {} : { lazy: true }) },
             a.handler,
             (made) => this.deps.actors.add(made),
           );
