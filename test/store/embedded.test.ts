@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { EmbeddedStore } from '../../src/store/embedded/embedded-store.js';
+import { readCommitLog } from '../../src/store/embedded/commit-log.js';
 import { open } from 'lmdb';
 import {
   decodeTuple,
@@ -239,5 +241,113 @@ test('a store written in layout 1 is moved to layout 2 when it opens, and reads 
     .putSync(tupleKey('layout'), Buffer.from('3'));
   await after.close();
   await t.throwsAsync(EmbeddedStore.open(dir), { message: /has layout 3; this redstate reads layout 2/ });
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('commits answered just before the process is killed are read back from the commit log, and only once', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'redstate-embedded-'));
+  const storeModule = new URL('../../src/store/embedded/embedded-store.js', import.meta.url).href;
+  // A process that commits, hears every commit answered, and is killed before its checkpoint (50 ms).
+  const child = spawn(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `import { EmbeddedStore } from ${JSON.stringify(storeModule)};
+       const store = await EmbeddedStore.open(${JSON.stringify(dir)});
+       await Promise.all(Array.from({ length: 200 }, (_, i) => store.commit({
+         partition: i % 4,
+         invocations: [{ id: 'inv-' + i, snapshot: { n: i }, active: i % 2 === 0 }],
+         journal: [{ id: 'inv-' + i, at: 0, entries: [{ type: 0x400, payload: Uint8Array.of(i % 256) }] }],
+         state: [{ service: 'Obj', key: 'k', ops: [{ op: 'set', key: 's' + i, value: Uint8Array.of(i % 256) }] }],
+         history: [{ id: 'inv-' + i, entries: [{ from: null, event: 'e', to: 'running', at: i, attempt: 0 }] }],
+       })));
+       await store.commit({ partition: 0, deleteInvocations: ['inv-0'], state: [{ service: 'Obj', key: 'k', ops: [{ op: 'clear', key: 's0' }] }] });
+       process.kill(process.pid, 'SIGKILL');`,
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  const signal = await new Promise((resolve) => child.once('exit', (_code, sig) => resolve(sig)));
+  t.is(signal, 'SIGKILL');
+  t.true(readCommitLog(join(dir, 'commit.log'), 1).length > 0, 'the commits were in the log, not yet checkpointed');
+
+  let store = await EmbeddedStore.open(dir);
+  const check = async () => {
+    t.is(await store.loadInvocation(0, 'inv-0'), undefined);
+    for (let i = 1; i < 200; i++) {
+      t.deepEqual(await store.loadInvocation(i % 4, `inv-${i}`), { n: i });
+      t.deepEqual(await store.readJournal(i % 4, `inv-${i}`), [{ type: 0x400, payload: Uint8Array.of(i % 256) }]);
+      t.is((await store.readHistory(i % 4, `inv-${i}`)).length, 1);
+    }
+    t.is((await store.readState(0, 'Obj', 'k')).size, 49);
+    t.is((await store.activeInvocations(2)).length, 50);
+  };
+  await check();
+  // Replayed once: the next commits go on from there, and a second opening replays nothing again.
+  await store.commit({
+    partition: 1,
+    journal: [{ id: 'inv-1', at: 1, entries: [{ type: 0x401, payload: Uint8Array.of(1) }] }],
+  });
+  await store.close();
+  store = await EmbeddedStore.open(dir);
+  t.is(await store.journalLength(1, 'inv-1'), 2);
+  t.deepEqual(await store.loadInvocation(3, 'inv-199'), { n: 199 });
+  await store.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('reads join what a checkpoint stored in LMDB with the groups logged after it', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'redstate-embedded-'));
+  let store = await EmbeddedStore.open(dir);
+  const entry = (n: number) => ({ type: 0x400, payload: Uint8Array.of(n) });
+  const steps = (from: number, count: number) =>
+    Array.from({ length: count }, (_, i) => ({ from: 'a', event: `e${from + i}`, to: 'b', at: from + i, attempt: 0 }));
+  const state = (ops: Array<{ op: 'set'; key: string; value: Uint8Array } | { op: 'clear'; key: string }>) => [
+    { service: 'Obj', key: 'k', ops },
+  ];
+  await store.commit({
+    partition: 2,
+    invocations: [{ id: 'i', snapshot: { v: 1 }, active: true }],
+    journal: [{ id: 'i', at: 0, entries: [0, 1, 2, 3, 4].map(entry) }],
+    history: [{ id: 'i', entries: steps(0, 150) }],
+    state: state(['s1', 's2', 's3'].map((key) => ({ op: 'set', key, value: Uint8Array.of(1) }))),
+    timersAdd: [{ key: 't1', dueAt: 10 }],
+  });
+  await new Promise((resolve) => setTimeout(resolve, 150)); // past the checkpoint
+  await store.commit({
+    partition: 2,
+    invocations: [{ id: 'i', snapshot: { v: 2 }, active: true }],
+    journal: [{ id: 'i', at: 5, entries: [5, 6].map(entry) }],
+    history: [{ id: 'i', entries: steps(150, 100) }],
+    state: state([
+      { op: 'clear', key: 's2' },
+      { op: 'set', key: 's4', value: Uint8Array.of(4) },
+    ]),
+    timersRemove: [{ key: 't1' }],
+    timersAdd: [{ key: 't2', dueAt: 5 }],
+  });
+  const read = async () => ({
+    snapshot: await store.loadInvocation(2, 'i'),
+    journal: (await store.readJournal(2, 'i', 3)).map((e) => e.payload[0]),
+    length: await store.journalLength(2, 'i'),
+    history: (await store.readHistory(2, 'i')).map((h) => h.at),
+    state: [...(await store.readState(2, 'Obj', 'k')).keys()],
+    timers: await store.dueTimers(2, 100, 10),
+  });
+  const expected = {
+    snapshot: { v: 2 },
+    journal: [3, 4, 5, 6],
+    length: 7,
+    history: Array.from({ length: 200 }, (_, i) => 50 + i),
+    state: ['s1', 's3', 's4'],
+    timers: [{ key: 't2', dueAt: 5 }],
+  };
+  t.deepEqual(await read(), expected, 'the second group still in the log');
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  t.deepEqual(await read(), expected, 'both checkpointed');
+  await store.close();
+  store = await EmbeddedStore.open(dir);
+  t.deepEqual(await read(), expected, 'opened again');
+  await store.close();
   await rm(dir, { recursive: true, force: true });
 });

@@ -37,6 +37,8 @@ async function withFilledStore(use: (store: EmbeddedStore, file: string) => Prom
       partition: 0,
       outboxAdd: Array.from({ length: 128 }, (_, i) => ({ id: `m${String(i).padStart(3, '0')}`, body: BODY })),
     });
+    // Reads go through the map once the commit is in LMDB: at the commit log's next checkpoint (50 ms).
+    await new Promise((resolve) => setTimeout(resolve, 200));
     await use(store, store.info.mappedFiles![0]!);
   } finally {
     await store.close();

@@ -2,8 +2,11 @@
  * The default store when no Redis URL is given: LMDB through lmdb-js, one environment in a
  * directory, one named table per concern, binary tuple keys (./tuple.ts).
  *
- * Commits are durable when they resolve; the commits of one event-loop turn share one
- * synchronous write transaction (see `write`).
+ * Commits are durable when they resolve; the commits of one event-loop turn are one group,
+ * synced once (see `write`). A server alone on its files syncs each group as one record of
+ * its commit log (./commit-log.ts) and keeps it in memory in front of LMDB (./overlay.ts)
+ * until a checkpoint, every CHECKPOINT_MS, stores the groups since the last one in one synced
+ * LMDB transaction; workers sharing the files commit each group as a synced LMDB transaction.
  *
  *   invocations (p, id)                    -> snapshot JSON
  *               (p, id, 1, index)          -> journal entry: 2-byte BE type + payload
@@ -69,10 +72,23 @@ import {
   type TimerIndexKey,
 } from './plan.js';
 import { Positions } from './positions.js';
+import { CommitLog, LOG_BYTES, readCommitLog, type LoggedWrite } from './commit-log.js';
+import { Overlay } from './overlay.js';
+import { LayeredTables, lmdbTables, type TableAccess } from './table-access.js';
 import { TABLES, type TableName, type Tables } from './tables.js';
 import { decodeTuple, hasHashedPart, HashedPart, tupleKey, type KeyPart, type StoredKey } from './tuple.js';
 
 const EMPTY = Buffer.alloc(0);
+
+/** meta ('checkpoint'): the generation of the commit log's records the last checkpoint stored. */
+const CHECKPOINT_KEY = tupleKey('checkpoint');
+/**
+ * How long the groups in the commit log wait for their checkpoint, and how many keys they may
+ * hold meanwhile: each checkpoint is one synced LMDB transaction for all of them.
+ */
+const CHECKPOINT_MS = 50;
+const COMMIT_LOG = 'commit.log';
+const CHECKPOINT_KEYS = 50_000;
 
 /**
  * The address space LMDB maps the data file into, reserved once at open. lmdb-js starts with a
@@ -109,6 +125,15 @@ export class EmbeddedStore implements Store {
   /** When the lazy writes in `pending` go, if nothing else takes them first. */
   private lazyTimer: NodeJS.Timeout | undefined;
   private readonly positions = new Positions();
+  /** Where reads and writes go: LMDB, or (alone on the files) the log's overlays in front of it. */
+  private tables: TableAccess;
+  /** Alone on the files: the commit log, and the groups in it (and the one being built) in front of LMDB. */
+  private log: CommitLog | undefined;
+  private layered: LayeredTables | undefined;
+  private readonly logged = new Overlay();
+  /** The generation of the records the log takes now: the next checkpoint's. */
+  private generation = 0;
+  private checkpointTimer: NodeJS.Timeout | undefined;
   private readonly metrics = storeMetrics('embedded');
   private readonly tenure = new Tenure();
   readonly coordination: EmbeddedCoordination | undefined;
@@ -119,6 +144,7 @@ export class EmbeddedStore implements Store {
     readonly info: StoreInfo,
     shared: boolean,
   ) {
+    this.tables = lmdbTables(db);
     this.coordination = shared
       ? new EmbeddedCoordination(
           { table: db.coordination, write: (change) => this.write(change), read: (read) => (this.fresh(), read()) },
@@ -147,6 +173,7 @@ export class EmbeddedStore implements Store {
       warnings: [],
       mappedFiles: [join(await realpath(path), 'data.mdb')],
     };
+    const generation = replayCommitLog(root, db, join(path, COMMIT_LOG));
     const store = new EmbeddedStore(root, db, info, !!opts.shared);
     upgradeLayout(root, path, {
       db,
@@ -155,6 +182,8 @@ export class EmbeddedStore implements Store {
       partsOf: (table, key) => store.partsOf(table, key),
       forgetOriginal: (table, key) => db.originals.removeSync(originalsKey(table, key)),
     });
+    // Workers sharing the files commit straight to LMDB: the others read it at once.
+    if (!opts.shared) store.useLog(join(path, COMMIT_LOG), generation);
     store.metrics.connected.set(1);
     return store;
   }
@@ -181,7 +210,8 @@ export class EmbeddedStore implements Store {
 
   /**
    * Runs `writes` in a durable write transaction, resolving once it is on disk. Writes
-   * requested in one event-loop turn share one synchronous transaction on this thread, one
+   * requested in one event-loop turn share one synchronous transaction on this thread (a
+   * record of the commit log, or an LMDB transaction), one
    * fsync for all (our group commit, design.md "Store"): like Redis with `appendfsync always`,
    * the thread waits for the disk once per turn, and what arrives meanwhile forms the next
    * group. Measured against lmdb-js's asynchronous writer thread, which calls back into this
@@ -218,17 +248,19 @@ export class EmbeddedStore implements Store {
     const batch = this.pending;
     this.pending = [];
     const conflicts = new Map<PendingWrite, TransitionConflict | Fenced>();
-    try {
-      this.root.transactionSync(() => {
-        for (const w of batch) {
-          try {
-            w.writes();
-          } catch (err) {
-            if (!(err instanceof TransitionConflict || err instanceof Fenced)) throw err;
-            conflicts.set(w, err);
-          }
+    const group = () => {
+      for (const w of batch) {
+        try {
+          w.writes();
+        } catch (err) {
+          if (!(err instanceof TransitionConflict || err instanceof Fenced)) throw err;
+          conflicts.set(w, err);
         }
-      });
+      }
+    };
+    try {
+      if (this.log && this.layered) this.writeLogged(group, this.log, this.layered);
+      else this.root.transactionSync(group);
     } catch (err) {
       // The transaction was aborted: nothing of this group is stored.
       this.positions.drop();
@@ -244,6 +276,57 @@ export class EmbeddedStore implements Store {
       if (conflict) w.reject(conflict);
       else w.resolve();
     }
+  }
+
+  /**
+   * A group's writes go into the overlay as they are made (nothing else reads meanwhile: the
+   * group runs in one go on this thread), its record into the commit log, and they stay once
+   * the record is synced; if the group throws, they are taken out again. A record that could
+   * not be written may or may not be on disk, and a restart would replay it if it is: the
+   * process stops, and the restart settles each of the group's commits from what the log holds.
+   */
+  private writeLogged(group: () => void, log: CommitLog, layered: LayeredTables): void {
+    try {
+      group();
+      if (layered.groupWrites.length > 0) appendOrStop(log, layered.groupWrites);
+    } catch (err) {
+      layered.dropGroup();
+      throw err;
+    }
+    layered.keepGroup();
+    if (log.size > LOG_BYTES / 2 || this.logged.size > CHECKPOINT_KEYS) setImmediate(() => this.checkpoint());
+    else if (this.logged.size > 0) this.checkpointTimer ??= setTimeout(() => this.checkpoint(), CHECKPOINT_MS).unref();
+  }
+
+  private useLog(path: string, generation: number): void {
+    this.generation = generation;
+    this.log = CommitLog.open(path, generation);
+    this.layered = new LayeredTables(this.logged, lmdbTables(this.db));
+    this.tables = this.layered;
+  }
+
+  /**
+   * Stores the groups in the commit log in LMDB, in one synced transaction that also records
+   * their generation as checkpointed; the log then starts again. A checkpoint that fails
+   * (the disk is full) throws out of its timer and stops the process: what it could not store
+   * is still in the log, and the restart replays it, or says why it cannot.
+   */
+  private checkpoint(): void {
+    clearTimeout(this.checkpointTimer);
+    this.checkpointTimer = undefined;
+    if (!this.log || this.logged.size === 0) return;
+    const generation = this.generation;
+    this.root.transactionSync(() => {
+      for (const [table, entries] of this.logged.entries())
+        for (const { key, value } of entries) {
+          if (value) this.db[table].putSync(key, value);
+          else this.db[table].removeSync(key);
+        }
+      this.db.meta.putSync(CHECKPOINT_KEY, Buffer.from(String(generation)));
+    });
+    this.logged.clear();
+    this.generation = generation + 1;
+    this.log.restart(this.generation);
   }
 
   /**
@@ -266,7 +349,7 @@ export class EmbeddedStore implements Store {
       lengths.set(append.id, length + append.entries.length);
     });
     plan.expects.forEach((expect, i) => {
-      const stored = this.db.records.get(expect.key) as Buffer | undefined;
+      const stored = this.tables.get('records', expect.key);
       const holds =
         expect.json === null ? stored === undefined : stored !== undefined && Buffer.compare(stored, expect.json) === 0;
       if (!holds) throw new TransitionConflict(recordConflictMessage(t, i));
@@ -326,13 +409,13 @@ export class EmbeddedStore implements Store {
   private journalLengthIn(partition: number, id: string, range: KeyRange): number {
     const known = this.positions.get(partition, id)?.journal;
     if (known !== undefined) return known;
-    return this.db.invocations.get(invocationKey.journal(partition, id, 0).key) === undefined
+    return this.tables.get('invocations', invocationKey.journal(partition, id, 0).key) === undefined
       ? 0
       : this.lengthOf(range);
   }
 
   private removeTimer(index: TimerIndexKey): void {
-    const slot = this.db[index.table].get(index.key.key);
+    const slot = this.tables.get(index.table, index.key.key);
     if (slot === undefined) return;
     this.remove('timers', slot);
     this.remove(index.table, index.key.key);
@@ -340,24 +423,23 @@ export class EmbeddedStore implements Store {
 
   /** Writes `value` under `key`, and the key's original beside it when a part is hashed. */
   private put(table: TableName, key: StoredKey, value: Buffer): void {
-    this.db[table].putSync(key.key, value);
-    if (key.original) this.db.originals.putSync(originalsKey(table, key.key), key.original);
+    this.tables.put(table, key.key, value);
+    if (key.original) this.tables.put('originals', originalsKey(table, key.key), key.original);
   }
 
   private remove(table: TableName, key: Buffer): void {
-    if (this.db[table].removeSync(key) && hasHashedPart(key)) this.db.originals.removeSync(originalsKey(table, key));
+    if (this.tables.remove(table, key) && hasHashedPart(key)) this.tables.remove('originals', originalsKey(table, key));
   }
 
   private removeRange(table: TableName, range: KeyRange): void {
-    // Collected first: removing under a live cursor would move it.
-    for (const key of [...this.db[table].getKeys(range)]) this.remove(table, key);
+    for (const key of this.tables.keys(table, range)) this.remove(table, key);
   }
 
   /** The parts of a stored key, read from its original when a part is hashed. */
   private partsOf(table: string, key: Buffer): KeyPart[] {
     const parts = decodeTuple(key);
     if (!parts.some((part) => part instanceof HashedPart)) return parts as KeyPart[];
-    const original = this.db.originals.get(originalsKey(table, key));
+    const original = this.tables.get('originals', originalsKey(table, key));
     if (original === undefined) throw new Error(`corrupt store: ${table} holds a hashed key without its original`);
     return decodeTuple(original) as KeyPart[];
   }
@@ -368,10 +450,8 @@ export class EmbeddedStore implements Store {
 
   /** The last number of the keys `(…, n)` of table `invocations` in `range`, or -1 when there is none. */
   private lastSeq(range: KeyRange): number {
-    for (const key of this.db.invocations.getKeys({ start: range.end, end: range.start, reverse: true, limit: 1 })) {
-      return decodeTuple(key).at(-1) as number;
-    }
-    return -1;
+    const [last] = this.tables.keys('invocations', { ...range, reverse: true, limit: 1 });
+    return last === undefined ? -1 : (decodeTuple(last).at(-1) as number);
   }
 
   /** The files are local: the store is there as long as it is open. */
@@ -379,7 +459,7 @@ export class EmbeddedStore implements Store {
 
   async loadInvocation(partition: number, id: string): Promise<unknown | undefined> {
     this.fresh();
-    const json = this.db.invocations.get(invocationKey.snapshot(partition, id).key);
+    const json = this.tables.get('invocations', invocationKey.snapshot(partition, id).key);
     return json === undefined ? undefined : decodeJson(json);
   }
 
@@ -394,7 +474,7 @@ export class EmbeddedStore implements Store {
     let start = first;
     let hashed = false;
     for (;;) {
-      const [key] = this.db.invocations.getKeys({ start, end, limit: 1 });
+      const [key] = this.tables.keys('invocations', { start, end, limit: 1 });
       if (key === undefined) break;
       const parts = this.partsOf('invocations', key);
       const id = parts[1] as string;
@@ -417,9 +497,9 @@ export class EmbeddedStore implements Store {
     this.fresh();
     checkJournalIndex(from);
     const { end } = invocationKey.journalRange(partition, id);
-    return [...this.db.invocations.getRange({ start: invocationKey.journal(partition, id, from).key, end })].map(
-      ({ value }) => decodeEntry(value),
-    );
+    return this.tables
+      .entries('invocations', { start: invocationKey.journal(partition, id, from).key, end })
+      .map(({ value }) => decodeEntry(value));
   }
 
   async journalLength(partition: number, id: string): Promise<number> {
@@ -429,15 +509,15 @@ export class EmbeddedStore implements Store {
 
   async readHistory(partition: number, id: string): Promise<HistoryEntry[]> {
     this.fresh();
-    return [...this.db.invocations.getRange(invocationKey.historyRange(partition, id))].map(
-      ({ value }) => decodeJson(value) as HistoryEntry,
-    );
+    return this.tables
+      .entries('invocations', invocationKey.historyRange(partition, id))
+      .map(({ value }) => decodeJson(value) as HistoryEntry);
   }
 
   async readState(partition: number, service: string, key: string): Promise<Map<string, Uint8Array>> {
     this.fresh();
     const state = new Map<string, Uint8Array>();
-    for (const entry of this.db.state.getRange(partitionRange(partition, service, key))) {
+    for (const entry of this.tables.entries('state', partitionRange(partition, service, key))) {
       state.set(this.partsOf('state', entry.key)[3] as string, bytesOf(entry.value));
     }
     return state;
@@ -450,7 +530,7 @@ export class EmbeddedStore implements Store {
     stateKey: string,
   ): Promise<Uint8Array | undefined> {
     this.fresh();
-    const value = this.db.state.get(partitionKey(partition, service, key, stateKey));
+    const value = this.tables.get('state', partitionKey(partition, service, key, stateKey));
     return value === undefined ? undefined : bytesOf(value);
   }
 
@@ -459,17 +539,18 @@ export class EmbeddedStore implements Store {
     if (limit <= 0 || Number.isNaN(upTo)) return [];
     const { start } = partitionRange(partition);
     const { end } = partitionRange(partition, upTo);
-    return [...this.db.timers.getKeys({ start, end, limit })].map((key) => this.timerOf(key));
+    return this.tables.keys('timers', { start, end, limit }).map((key) => this.timerOf(key));
   }
 
   async nextTimer(partition: number): Promise<Timer | undefined> {
     this.fresh();
-    return [...this.db.timers.getKeys({ ...partitionRange(partition), limit: 1 })].map((key) => this.timerOf(key))[0];
+    const [first] = this.tables.keys('timers', { ...partitionRange(partition), limit: 1 });
+    return first === undefined ? undefined : this.timerOf(first);
   }
 
   async outbox(partition: number): Promise<OutboxMessage[]> {
     this.fresh();
-    return [...this.db.outbox.getRange(partitionRange(partition))].map(({ key, value }) => ({
+    return this.tables.entries('outbox', partitionRange(partition)).map(({ key, value }) => ({
       id: this.partsOf('outbox', key)[1] as string,
       body: decodeJson(value),
     }));
@@ -477,7 +558,7 @@ export class EmbeddedStore implements Store {
 
   async getRecord(partition: number, kind: string, key: string): Promise<unknown | undefined> {
     this.fresh();
-    const json = this.db.records.get(partitionKey(partition, kind, key));
+    const json = this.tables.get('records', partitionKey(partition, kind, key));
     return json === undefined ? undefined : decodeJson(json);
   }
 
@@ -488,20 +569,22 @@ export class EmbeddedStore implements Store {
 
   async loadRegistry(): Promise<unknown | undefined> {
     this.fresh();
-    const json = this.db.meta.get(tupleKey('registry'));
+    const json = this.tables.get('meta', tupleKey('registry'));
     return json === undefined ? undefined : decodeJson(json);
   }
 
   async saveRegistry(doc: unknown): Promise<void> {
     const json = Buffer.from(encodeJson(doc, 'registry'));
     await this.write(() => {
-      this.db.meta.putSync(tupleKey('registry'), json);
+      this.tables.put('meta', tupleKey('registry'), json);
     });
   }
 
   async close(): Promise<void> {
-    // Commits handed in this turn are written (and answered) before the files close.
+    // Commits handed in this turn are written (and answered), and the log checkpointed, before the files close.
     if (this.pending.length > 0) this.flushPending();
+    this.checkpoint();
+    this.log?.close();
     await this.root.close();
   }
 
@@ -511,7 +594,7 @@ export class EmbeddedStore implements Store {
    */
   private keysIn(table: TableName, range: KeyRange, at: number): string[] {
     let hashed = false;
-    const out = [...this.db[table].getKeys(range)].map((key) => {
+    const out = this.tables.keys(table, range).map((key) => {
       hashed ||= hasHashedPart(key);
       return this.partsOf(table, key)[at] as string;
     });
@@ -522,6 +605,38 @@ export class EmbeddedStore implements Store {
     const [, dueAt, timerKey] = this.partsOf('timers', key);
     return { key: timerKey as string, dueAt: dueAt as number };
   }
+}
+
+function appendOrStop(log: CommitLog, writes: readonly LoggedWrite[]): void {
+  try {
+    log.append(writes);
+  } catch (err) {
+    process.nextTick(() => {
+      throw new Error('the commit log could not be written; stopping, the restart reads what it holds', { cause: err });
+    });
+    throw err;
+  }
+}
+
+/**
+ * Stores in LMDB what the commit log at `path` holds past the last checkpoint (a crash came
+ * before its checkpoint), as that checkpoint would have; returns the generation the log's
+ * next records take.
+ */
+function replayCommitLog(root: RootDatabase, db: Tables, path: string): number {
+  const stored = db.meta.get(CHECKPOINT_KEY);
+  const generation = stored === undefined ? 1 : Number(stored.toString('utf8')) + 1;
+  const writes = readCommitLog(path, generation);
+  if (writes.length === 0) return generation;
+  root.transactionSync(() => {
+    for (const { table, key, value } of writes) {
+      if (!(TABLES as readonly string[]).includes(table)) throw new Error(`corrupt commit log: table ${table}`);
+      if (value) db[table as TableName].putSync(key, value);
+      else db[table as TableName].removeSync(key);
+    }
+    db.meta.putSync(CHECKPOINT_KEY, Buffer.from(String(generation)));
+  });
+  return generation + 1;
 }
 
 /** Where the original of a hashed key of `table` is kept. */
