@@ -86,3 +86,24 @@ test('no log file reads as nothing', async (t) => {
     t.deepEqual(readCommitLog(path, 1), []);
   });
 });
+
+test('records larger than the log and its buffer are written whole, and the small ones after them too', async (t) => {
+  await withLog(async (path) => {
+    const log = CommitLog.open(path, 4);
+    const big = 'b'.repeat(LOG_BYTES + 1);
+    log.append(group([['state', 1, 'x'.repeat(100_000)]]));
+    log.append(group([['state', 2, big]]));
+    log.append(group([['state', 3, 'small']]));
+    log.close();
+    const read = readCommitLog(path, 4);
+    t.deepEqual(
+      read.map(({ key, value }) => [key[0], value?.length]),
+      [
+        [1, 100_000],
+        [2, big.length],
+        [3, 5],
+      ],
+    );
+    t.is(read[1]!.value!.toString(), big);
+  });
+});

@@ -17,7 +17,7 @@
  * writes in order: u8 kind (1 put, 0 remove), u8 table name length, table name, u16 key
  * length, key, and for a put u32 value length and value.
  */
-import { closeSync, fdatasyncSync, fstatSync, openSync, readFileSync, writeSync, existsSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { TableName } from './tables.js';
@@ -25,6 +25,8 @@ import type { TableName } from './tables.js';
 /** The file's preallocated size; past half of it the store checkpoints (a larger group still fits). */
 export const LOG_BYTES = 16 * 2 ** 20;
 const HEADER = 16;
+/** Records up to this size are built in the log's one buffer; larger ones in their own. */
+const SCRATCH_MAX = 2 ** 20;
 const PUT = 1;
 const REMOVE = 0;
 
@@ -35,8 +37,16 @@ export interface LoggedWrite {
   value: Buffer | null;
 }
 
+/** A write read back from the log: its table is a name the caller checks. */
+export interface StoredWrite {
+  table: string;
+  key: Buffer;
+  value: Buffer | null;
+}
+
 export class CommitLog {
   private offset = 0;
+  private scratch = Buffer.allocUnsafe(64 * 1024);
 
   private constructor(
     private readonly fd: number,
@@ -63,10 +73,15 @@ export class CommitLog {
 
   /** Appends the writes of one group and syncs them; throws when they may not be on disk. */
   append(writes: readonly LoggedWrite[]): void {
-    const record = encodeRecord(writes, this.generation);
-    writeSync(this.fd, record, 0, record.length, this.offset);
+    const size = recordSize(writes);
+    // One buffer for the records of ordinary size, not a new one per group: each would be
+    // memory outside V8's heap that it counts towards its next collection.
+    if (size > this.scratch.length && size <= SCRATCH_MAX) this.scratch = Buffer.allocUnsafe(SCRATCH_MAX);
+    const record = size <= this.scratch.length ? this.scratch : Buffer.allocUnsafe(size);
+    encodeRecord(writes, this.generation, record);
+    writeSync(this.fd, record, 0, size, this.offset);
     fdatasyncSync(this.fd);
-    this.offset += record.length;
+    this.offset += size;
   }
 
   /** A checkpoint stored everything written so far: the next records start the file again. */
@@ -85,30 +100,41 @@ export class CommitLog {
  * of the groups committed after the last checkpoint. Reading stops at the first record that
  * is torn, of another generation, or zeros.
  */
-export function readCommitLog(
-  path: string,
-  generation: number,
-): Array<{ table: string; key: Buffer; value: Buffer | null }> {
+export function readCommitLog(path: string, generation: number): StoredWrite[] {
   if (!existsSync(path)) return [];
-  const file = readFileSync(path);
-  const writes: LoggedWrite[] = [];
-  let at = 0;
-  while (at + HEADER <= file.length) {
-    const length = file.readUInt32LE(at);
-    const end = at + HEADER + length;
-    if (length === 0 || end > file.length) break;
-    if (file.readDoubleLE(at + 8) !== generation) break;
-    if (crc32(file.subarray(at + 8, end)) !== file.readUInt32LE(at + 4)) break;
-    decodePayload(file.subarray(at + HEADER, end), writes);
-    at = end;
+  // Record by record, not the whole file: after a clean stop the log holds nothing to replay,
+  // and 16 MiB read at every start would stay in the process's RSS until malloc gives it back.
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const header = Buffer.alloc(HEADER);
+    const writes: StoredWrite[] = [];
+    let at = 0;
+    while (at + HEADER <= size) {
+      readSync(fd, header, 0, HEADER, at);
+      const length = header.readUInt32LE(0);
+      const end = at + HEADER + length;
+      if (length === 0 || end > size || header.readDoubleLE(8) !== generation) break;
+      const record = Buffer.allocUnsafe(HEADER + length);
+      readSync(fd, record, 0, record.length, at);
+      if (crc32(record.subarray(8)) !== header.readUInt32LE(4)) break;
+      decodePayload(record.subarray(HEADER), writes);
+      at = end;
+    }
+    return writes;
+  } finally {
+    closeSync(fd);
   }
-  return writes;
 }
 
-function encodeRecord(writes: readonly LoggedWrite[], generation: number): Buffer {
+function recordSize(writes: readonly LoggedWrite[]): number {
   let size = HEADER;
   for (const { table, key, value } of writes) size += 4 + table.length + key.length + (value ? 4 + value.length : 0);
-  const record = Buffer.allocUnsafe(size);
+  return size;
+}
+
+/** Writes the record of `writes` at the start of `record`, which is at least `recordSize` long. */
+function encodeRecord(writes: readonly LoggedWrite[], generation: number, record: Buffer): void {
   record.writeDoubleLE(generation, 8);
   let at = HEADER;
   for (const { table, key, value } of writes) {
@@ -123,12 +149,11 @@ function encodeRecord(writes: readonly LoggedWrite[], generation: number): Buffe
       at += 4 + value.copy(record, at + 4);
     }
   }
-  record.writeUInt32LE(size - HEADER, 0);
-  record.writeUInt32LE(crc32(record.subarray(8)), 4);
-  return record;
+  record.writeUInt32LE(at - HEADER, 0);
+  record.writeUInt32LE(crc32(record.subarray(8, at)), 4);
 }
 
-function decodePayload(payload: Buffer, into: Array<{ table: string; key: Buffer; value: Buffer | null }>): void {
+function decodePayload(payload: Buffer, into: StoredWrite[]): void {
   let at = 0;
   while (at < payload.length) {
     const kind = payload.readUInt8(at);
