@@ -50,7 +50,7 @@ export class CommitLog {
 
   private constructor(
     private readonly fd: number,
-    private generation: number,
+    private writing: number,
   ) {}
 
   /** Opens (creating and preallocating if needed) the log at `path`, to write records of `generation`. */
@@ -66,6 +66,11 @@ export class CommitLog {
     return new CommitLog(fd, generation);
   }
 
+  /** The generation of the records it writes now: the next checkpoint's. */
+  get generation(): number {
+    return this.writing;
+  }
+
   /** Bytes written since the last checkpoint. */
   get size(): number {
     return this.offset;
@@ -78,7 +83,7 @@ export class CommitLog {
     // memory outside V8's heap that it counts towards its next collection.
     if (size > this.scratch.length && size <= SCRATCH_MAX) this.scratch = Buffer.allocUnsafe(SCRATCH_MAX);
     const record = size <= this.scratch.length ? this.scratch : Buffer.allocUnsafe(size);
-    encodeRecord(writes, this.generation, record);
+    encodeRecord(writes, this.writing, record);
     writeSync(this.fd, record, 0, size, this.offset);
     fdatasyncSync(this.fd);
     this.offset += size;
@@ -86,7 +91,7 @@ export class CommitLog {
 
   /** A checkpoint stored everything written so far: the next records start the file again. */
   restart(generation: number): void {
-    this.generation = generation;
+    this.writing = generation;
     this.offset = 0;
   }
 

@@ -72,7 +72,7 @@ import {
   type TimerIndexKey,
 } from './plan.js';
 import { Positions } from './positions.js';
-import { CommitLog, LOG_BYTES, readCommitLog, type LoggedWrite } from './commit-log.js';
+import { CommitLog, LOG_BYTES, readCommitLog, type LoggedWrite, type StoredWrite } from './commit-log.js';
 import { Overlay } from './overlay.js';
 import { LayeredTables, lmdbTables, type TableAccess } from './table-access.js';
 import { TABLES, type TableName, type Tables } from './tables.js';
@@ -127,12 +127,10 @@ export class EmbeddedStore implements Store {
   private readonly positions = new Positions();
   /** Where reads and writes go: LMDB, or (alone on the files) the log's overlays in front of it. */
   private tables: TableAccess;
-  /** Alone on the files: the commit log, and the groups in it (and the one being built) in front of LMDB. */
-  private log: CommitLog | undefined;
-  private layered: LayeredTables | undefined;
+  /** Alone on the files: the commit log, and the reads and writes through its overlay. */
+  private logging: { log: CommitLog; tables: LayeredTables } | undefined;
+  /** The groups in the commit log (and the one being built), in front of LMDB. */
   private readonly logged = new Overlay();
-  /** The generation of the records the log takes now: the next checkpoint's. */
-  private generation = 0;
   private checkpointTimer: NodeJS.Timeout | undefined;
   private readonly metrics = storeMetrics('embedded');
   private readonly tenure = new Tenure();
@@ -259,7 +257,7 @@ export class EmbeddedStore implements Store {
       }
     };
     try {
-      if (this.log && this.layered) this.writeLogged(group, this.log, this.layered);
+      if (this.logging) this.writeLogged(group, this.logging);
       else this.root.transactionSync(group);
     } catch (err) {
       // The transaction was aborted: nothing of this group is stored.
@@ -285,7 +283,7 @@ export class EmbeddedStore implements Store {
    * not be written may or may not be on disk, and a restart would replay it if it is: the
    * process stops, and the restart settles each of the group's commits from what the log holds.
    */
-  private writeLogged(group: () => void, log: CommitLog, layered: LayeredTables): void {
+  private writeLogged(group: () => void, { log, tables: layered }: { log: CommitLog; tables: LayeredTables }): void {
     try {
       group();
       if (layered.groupWrites.length > 0) appendOrStop(log, layered.groupWrites);
@@ -299,10 +297,11 @@ export class EmbeddedStore implements Store {
   }
 
   private useLog(path: string, generation: number): void {
-    this.generation = generation;
-    this.log = CommitLog.open(path, generation);
-    this.layered = new LayeredTables(this.logged, lmdbTables(this.db));
-    this.tables = this.layered;
+    this.logging = {
+      log: CommitLog.open(path, generation),
+      tables: new LayeredTables(this.logged, lmdbTables(this.db)),
+    };
+    this.tables = this.logging.tables;
   }
 
   /**
@@ -314,19 +313,11 @@ export class EmbeddedStore implements Store {
   private checkpoint(): void {
     clearTimeout(this.checkpointTimer);
     this.checkpointTimer = undefined;
-    if (!this.log || this.logged.size === 0) return;
-    const generation = this.generation;
-    this.root.transactionSync(() => {
-      for (const [table, entries] of this.logged.entries())
-        for (const { key, value } of entries) {
-          if (value) this.db[table].putSync(key, value);
-          else this.db[table].removeSync(key);
-        }
-      this.db.meta.putSync(CHECKPOINT_KEY, Buffer.from(String(generation)));
-    });
+    if (!this.logging || this.logged.size === 0) return;
+    const { log } = this.logging;
+    storeCheckpoint(this.root, this.db, log.generation, this.logged.writes());
     this.logged.clear();
-    this.generation = generation + 1;
-    this.log.restart(this.generation);
+    log.restart(log.generation + 1);
   }
 
   /**
@@ -584,7 +575,7 @@ export class EmbeddedStore implements Store {
     // Commits handed in this turn are written (and answered), and the log checkpointed, before the files close.
     if (this.pending.length > 0) this.flushPending();
     this.checkpoint();
-    this.log?.close();
+    this.logging?.log.close();
     await this.root.close();
   }
 
@@ -628,15 +619,24 @@ function replayCommitLog(root: RootDatabase, db: Tables, path: string): number {
   const generation = stored === undefined ? 1 : Number(stored.toString('utf8')) + 1;
   const writes = readCommitLog(path, generation);
   if (writes.length === 0) return generation;
+  const known = (write: StoredWrite): write is LoggedWrite => (TABLES as readonly string[]).includes(write.table);
+  if (!writes.every(known)) throw new Error(`corrupt commit log: table ${writes.find((w) => !known(w))?.table}`);
+  storeCheckpoint(root, db, generation, writes);
+  return generation + 1;
+}
+
+/**
+ * The one synced LMDB transaction of a checkpoint: the writes of the log's records of
+ * `generation`, in order, and that generation as the last one stored.
+ */
+function storeCheckpoint(root: RootDatabase, db: Tables, generation: number, writes: Iterable<LoggedWrite>): void {
   root.transactionSync(() => {
     for (const { table, key, value } of writes) {
-      if (!(TABLES as readonly string[]).includes(table)) throw new Error(`corrupt commit log: table ${table}`);
-      if (value) db[table as TableName].putSync(key, value);
-      else db[table as TableName].removeSync(key);
+      if (value) db[table].putSync(key, value);
+      else db[table].removeSync(key);
     }
     db.meta.putSync(CHECKPOINT_KEY, Buffer.from(String(generation)));
   });
-  return generation + 1;
 }
 
 /** Where the original of a hashed key of `table` is kept. */

@@ -68,9 +68,9 @@ export class Overlay {
     else for (let i = from; i < to; i++) yield entries[i]!;
   }
 
-  /** Every table's entries, for the checkpoint. */
-  entries(): Iterable<[TableName, readonly OverlayEntry[]]> {
-    return this.tables;
+  /** Every table's entries as writes, for the checkpoint. */
+  *writes(): Generator<{ table: TableName; key: Buffer; value: Buffer | null }> {
+    for (const [table, entries] of this.tables) for (const { key, value } of entries) yield { table, key, value };
   }
 
   clear(): void {
